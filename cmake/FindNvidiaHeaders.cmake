@@ -1,0 +1,52 @@
+# Locates the CUPTI and NVTX3 headers without requiring a CUDA toolkit.
+#
+# Search order: the nvidia-cuda-cupti / nvidia-nvtx wheels importable by the Python interpreter
+# (cu13 layout "nvidia/cu13/include", older "nvidia/<component>/include"), then CUDA_HOME /
+# CUDA_PATH, then /usr/local/cuda. Only headers are used: libcupti is dlopen'ed at run time.
+#
+# Defines NvidiaHeaders::cupti and NvidiaHeaders::nvtx3 (INTERFACE targets).
+
+set(_perfprof_header_hints "")
+if(Python_EXECUTABLE)
+  execute_process(
+    COMMAND "${Python_EXECUTABLE}" -c
+"import importlib.util, pathlib
+spec = importlib.util.find_spec('nvidia')
+for root in (spec.submodule_search_locations if spec else []):
+    for inc in sorted(pathlib.Path(root).glob('*/include')):
+        print(inc)"
+    OUTPUT_VARIABLE _perfprof_wheel_includes
+    OUTPUT_STRIP_TRAILING_WHITESPACE
+    ERROR_QUIET)
+  string(REPLACE "\n" ";" _perfprof_wheel_includes "${_perfprof_wheel_includes}")
+  list(APPEND _perfprof_header_hints ${_perfprof_wheel_includes})
+endif()
+foreach(_env CUDA_HOME CUDA_PATH)
+  if(DEFINED ENV{${_env}})
+    list(APPEND _perfprof_header_hints "$ENV{${_env}}/include" "$ENV{${_env}}/extras/CUPTI/include")
+  endif()
+endforeach()
+list(APPEND _perfprof_header_hints /usr/local/cuda/include /usr/local/cuda/extras/CUPTI/include)
+
+find_path(PERFPROF_CUPTI_INCLUDE_DIR cupti.h HINTS ${_perfprof_header_hints} NO_DEFAULT_PATH)
+find_path(PERFPROF_NVTX3_INCLUDE_DIR nvtx3/nvToolsExt.h HINTS ${_perfprof_header_hints} NO_DEFAULT_PATH)
+
+include(FindPackageHandleStandardArgs)
+find_package_handle_standard_args(NvidiaHeaders
+  REQUIRED_VARS PERFPROF_CUPTI_INCLUDE_DIR PERFPROF_NVTX3_INCLUDE_DIR
+  REASON_FAILURE_MESSAGE "install the header wheels: pip install nvidia-cuda-cupti nvidia-nvtx")
+
+if(NvidiaHeaders_FOUND)
+  if(NOT TARGET NvidiaHeaders::cupti)
+    add_library(NvidiaHeaders::cupti INTERFACE IMPORTED)
+    set_target_properties(NvidiaHeaders::cupti PROPERTIES
+      INTERFACE_INCLUDE_DIRECTORIES "${PERFPROF_CUPTI_INCLUDE_DIR}")
+  endif()
+  if(NOT TARGET NvidiaHeaders::nvtx3)
+    add_library(NvidiaHeaders::nvtx3 INTERFACE IMPORTED)
+    # NVTX3 is header-only; its loader uses dlopen to find an injection library (Nsight).
+    set_target_properties(NvidiaHeaders::nvtx3 PROPERTIES
+      INTERFACE_INCLUDE_DIRECTORIES "${PERFPROF_NVTX3_INCLUDE_DIR}"
+      INTERFACE_LINK_LIBRARIES "${CMAKE_DL_LIBS}")
+  endif()
+endif()

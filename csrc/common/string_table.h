@@ -1,0 +1,37 @@
+#pragma once
+// Interned strings: events store a 32-bit id instead of a string. Id 0 is the empty string.
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace perfprof {
+
+using StringId = uint32_t;
+inline constexpr StringId kEmptyString = 0;
+
+class StringTable {
+ public:
+  StringTable();
+  StringTable(const StringTable&) = delete;
+  StringTable& operator=(const StringTable&) = delete;
+
+  // Thread-safe. Callers on a hot path cache the id (see bindings/fast_calls.cpp).
+  StringId intern(std::string_view text);
+
+  // Copy of every string, indexed by id, for a trace that must outlive later interning.
+  std::vector<std::string> snapshot() const;
+
+ private:
+  mutable std::mutex mutex_;
+  std::deque<std::string> strings_;  // deque: references stay valid as it grows
+  std::unordered_map<std::string_view, StringId> ids_;
+};
+
+// The process-wide table every recorder event refers to.
+StringTable& global_strings();
+
+}  // namespace perfprof

@@ -1,0 +1,27 @@
+#pragma once
+// Chrome trace event format (JSON) writer: opens in Perfetto UI and chrome://tracing, and loads
+// in HolisticTraceAnalysis and the TensorBoard profiler plugin. Streams text; never builds a DOM.
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "trace/trace_model.h"
+
+namespace perfprof {
+
+struct ChromeTraceOptions {
+  // Extra top-level members: key -> JSON value text (already validated by the caller).
+  std::vector<std::pair<std::string, std::string>> metadata;
+  std::string device_properties_json = "[]";
+  int rank = 0;
+  int world_size = 1;
+  std::string distributed_backend;  // empty: not distributed
+  int gzip_level = 1;
+};
+
+// Writes `model` to `path` (gzip-compressed when it ends in ".gz"). Throws std::runtime_error
+// naming the path on I/O errors; the target is then left untouched.
+void write_chrome_trace(const TraceModel& model, const std::string& path,
+                        const ChromeTraceOptions& options);
+
+}  // namespace perfprof

@@ -1,0 +1,85 @@
+#include "export/output_file.h"
+
+#include <unistd.h>
+#include <zlib.h>
+
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+#include <vector>
+
+#include <fmt/format.h>
+
+namespace perfprof {
+
+class OutputFile::Compressor {
+ public:
+  explicit Compressor(int level) : out_(kOutChunk) {
+    // windowBits 15 + 16: a gzip header and trailer instead of a raw zlib stream.
+    if (deflateInit2(&stream_, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+      throw std::runtime_error("perfprof: cannot initialise gzip compression");
+    }
+  }
+  ~Compressor() { deflateEnd(&stream_); }
+
+  template <typename Sink>
+  void compress(const char* data, size_t size, int flush, Sink&& sink) {
+    stream_.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data));
+    stream_.avail_in = static_cast<uInt>(size);
+    do {
+      stream_.next_out = out_.data();
+      stream_.avail_out = static_cast<uInt>(out_.size());
+      deflate(&stream_, flush);
+      sink(reinterpret_cast<const char*>(out_.data()), out_.size() - stream_.avail_out);
+    } while (stream_.avail_out == 0 || (flush == Z_FINISH && stream_.avail_in > 0));
+  }
+
+ private:
+  static constexpr size_t kOutChunk = 1 << 18;
+  z_stream stream_{};
+  std::vector<Bytef> out_;
+};
+
+bool OutputFile::wants_gzip(std::string_view path) {
+  return path.size() >= 3 && path.substr(path.size() - 3) == ".gz";
+}
+
+OutputFile::OutputFile(std::string path, int gzip_level)
+    : path_(std::move(path)), temp_path_(fmt::format("{}.tmp{}", path_, getpid())) {
+  file_ = std::fopen(temp_path_.c_str(), "wb");
+  if (!file_) fail("cannot create");
+  if (wants_gzip(path_)) compressor_ = std::make_unique<Compressor>(gzip_level);
+}
+
+OutputFile::~OutputFile() {
+  if (file_) std::fclose(file_);
+  if (!committed_) std::remove(temp_path_.c_str());
+}
+
+void OutputFile::fail(const char* what) const {
+  throw std::runtime_error(fmt::format("{} '{}': {}", what, path_, std::strerror(errno)));
+}
+
+void OutputFile::write_raw(const char* data, size_t size) {
+  if (size && std::fwrite(data, 1, size, file_) != size) fail("cannot write");
+}
+
+void OutputFile::write(std::string_view data) {
+  if (!compressor_) return write_raw(data.data(), data.size());
+  compressor_->compress(data.data(), data.size(), Z_NO_FLUSH,
+                        [this](const char* out, size_t n) { write_raw(out, n); });
+}
+
+void OutputFile::commit() {
+  if (compressor_) {
+    compressor_->compress(nullptr, 0, Z_FINISH,
+                          [this](const char* out, size_t n) { write_raw(out, n); });
+  }
+  std::FILE* file = file_;
+  file_ = nullptr;
+  if (std::fclose(file) != 0) fail("cannot write");
+  if (std::rename(temp_path_.c_str(), path_.c_str()) != 0) fail("cannot create");
+  committed_ = true;
+}
+
+}  // namespace perfprof

@@ -1,0 +1,42 @@
+#pragma once
+// A file an exporter writes to. Data goes to a temporary file beside the target, gzip-compressed
+// when the path ends in ".gz"; commit() renames it into place, so no reader ever sees a
+// half-written file and a failed export leaves nothing behind.
+#include <cstddef>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace perfprof {
+
+class OutputFile {
+ public:
+  // Throws std::runtime_error naming the path when the file cannot be created.
+  explicit OutputFile(std::string path, int gzip_level = kDefaultGzipLevel);
+  ~OutputFile();
+  OutputFile(const OutputFile&) = delete;
+  OutputFile& operator=(const OutputFile&) = delete;
+
+  void write(std::string_view data);  // throws std::runtime_error on I/O errors
+  void commit();                      // flushes, closes and renames into place
+
+  const std::string& path() const { return path_; }
+  static bool wants_gzip(std::string_view path);
+
+  // Level 1: traces are repetitive text, so the fastest level already compresses ~10x.
+  static constexpr int kDefaultGzipLevel = 1;
+
+ private:
+  class Compressor;
+  [[noreturn]] void fail(const char* what) const;
+  void write_raw(const char* data, size_t size);
+
+  std::string path_;
+  std::string temp_path_;
+  std::FILE* file_ = nullptr;
+  std::unique_ptr<Compressor> compressor_;
+  bool committed_ = false;
+};
+
+}  // namespace perfprof

@@ -1,0 +1,22 @@
+#pragma once
+// The fixed-size record every host event is stored as in a thread buffer.
+#include <cstdint>
+
+#include "common/string_table.h"
+
+namespace perfprof {
+
+enum class EventKind : uint8_t { RangeBegin, RangeEnd, Instant, Counter };
+
+struct RawEvent {
+  int64_t ts_ns;     // now_ns() at the event
+  uint64_t payload;  // range id for RangeBegin/RangeEnd; double bits for Counter
+  StringId name;
+  StringId category;
+  StringId args;     // JSON object members without braces (`"domain":"x"`), or kEmptyString
+  EventKind kind;
+  uint8_t reserved[3];
+};
+static_assert(sizeof(RawEvent) == 32, "RawEvent is sized for cache-friendly buffers");
+
+}  // namespace perfprof

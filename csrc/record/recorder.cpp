@@ -1,0 +1,129 @@
+#include "record/recorder.h"
+
+#include <pthread.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include <fmt/format.h>
+
+namespace perfprof {
+namespace {
+
+constexpr int kRangeSeqBits = 40;
+
+// Keeps the thread's buffer alive in the registry and marks it exited when the thread ends, so
+// the collector keeps its events and frees it once drained.
+struct ThreadSlot {
+  std::shared_ptr<ThreadBuffer> buffer;
+  ~ThreadSlot();
+};
+
+// initial-exec: a plain %fs-relative load on the hot path instead of a __tls_get_addr call.
+thread_local ThreadBuffer* tls_buffer __attribute__((tls_model("initial-exec"))) = nullptr;
+thread_local uint64_t tls_range_tag __attribute__((tls_model("initial-exec"))) = 0;
+thread_local uint64_t tls_range_seq __attribute__((tls_model("initial-exec"))) = 0;
+thread_local ThreadSlot tls_slot;
+
+ThreadSlot::~ThreadSlot() {
+  if (buffer) buffer->mark_thread_exited();
+  tls_buffer = nullptr;
+}
+
+std::atomic<uint64_t> g_next_range_tag{1};
+
+int64_t current_os_tid() { return static_cast<int64_t>(syscall(SYS_gettid)); }
+
+std::string current_os_thread_name(int64_t os_tid) {
+  char name[64] = {};
+  if (pthread_getname_np(pthread_self(), name, sizeof(name)) == 0 && name[0] != '\0') {
+    return name;
+  }
+  return fmt::format("thread {}", os_tid);
+}
+
+}  // namespace
+
+Recorder& Recorder::instance() {
+  static Recorder* recorder = new Recorder();  // never destroyed: threads may record at exit
+  return *recorder;
+}
+
+uint64_t Recorder::next_range_id() noexcept {
+  if (tls_range_tag == 0) tls_range_tag = g_next_range_tag.fetch_add(1, std::memory_order_relaxed);
+  return (tls_range_tag << kRangeSeqBits) | ++tls_range_seq;
+}
+
+void Recorder::counter(StringId name, double value) noexcept {
+  uint64_t bits = 0;
+  std::memcpy(&bits, &value, sizeof(bits));
+  append({now_ns(), bits, name, kEmptyString, kEmptyString, EventKind::Counter, {}});
+}
+
+void Recorder::append(const RawEvent& event) noexcept {
+  if (ThreadBuffer* buffer = current_thread_buffer()) buffer->append(event);
+}
+
+ThreadBuffer* Recorder::current_thread_buffer() noexcept {
+  ThreadBuffer* buffer = tls_buffer;
+  return buffer ? buffer : register_current_thread();
+}
+
+ThreadBuffer* Recorder::register_current_thread() noexcept {
+  try {
+    const int64_t os_tid = current_os_tid();
+    std::lock_guard<std::mutex> lock(registry_mutex_);
+    auto buffer = std::make_shared<ThreadBuffer>(next_buffer_index_++, os_tid,
+                                                 current_os_thread_name(os_tid));
+    buffers_.push_back(buffer);
+    tls_slot.buffer = buffer;
+    tls_buffer = buffer.get();
+    return tls_buffer;
+  } catch (...) {
+    return nullptr;  // out of memory: the event is lost, the job goes on
+  }
+}
+
+void Recorder::name_current_thread(std::string name) noexcept {
+  if (ThreadBuffer* buffer = current_thread_buffer()) buffer->set_name(std::move(name));
+}
+
+void Recorder::name_thread(int64_t os_tid, const std::string& name) {
+  std::lock_guard<std::mutex> lock(registry_mutex_);
+  for (auto& buffer : buffers_) {
+    if (buffer->os_tid() == os_tid && !buffer->thread_exited()) buffer->set_name(name);
+  }
+}
+
+template <typename Visit>
+void Recorder::for_each_buffer(Visit&& visit) {
+  std::lock_guard<std::mutex> lock(registry_mutex_);
+  for (auto& buffer : buffers_) visit(*buffer);
+  // A buffer whose thread has ended and whose events are all collected is no longer needed.
+  auto finished = [](const std::shared_ptr<ThreadBuffer>& buffer) {
+    return buffer->thread_exited() && !buffer->has_unconsumed();
+  };
+  buffers_.erase(std::remove_if(buffers_.begin(), buffers_.end(), finished), buffers_.end());
+}
+
+void Recorder::discard() {
+  for_each_buffer([](ThreadBuffer& buffer) {
+    buffer.consume(nullptr);
+    buffer.take_dropped();
+  });
+}
+
+CollectedEvents Recorder::collect() {
+  CollectedEvents collected;
+  for_each_buffer([&](ThreadBuffer& buffer) {
+    ThreadEvents thread{buffer.index(), buffer.os_tid(), buffer.name(), {}};
+    buffer.consume(&thread.events);
+    collected.dropped_events += buffer.take_dropped();
+    if (!thread.events.empty()) collected.threads.push_back(std::move(thread));
+  });
+  return collected;
+}
+
+}  // namespace perfprof

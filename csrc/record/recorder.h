@@ -1,0 +1,86 @@
+#pragma once
+// The process-wide host event recorder.
+//
+// Recording an event is a relaxed load of the channel mask, a clock read and a store into the
+// calling thread's buffer. What to record (channels) is decided by the Python layer; the recorder
+// has no policy of its own.
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+#include "record/event.h"
+#include "record/thread_buffer.h"
+
+namespace perfprof {
+
+// Independent switches for each kind of host event; a bit mask so one load tests any of them.
+enum Channel : uint32_t {
+  kChannelSteps = 1u << 0,            // ProfilerStep#N ranges
+  kChannelUserAnnotations = 1u << 1,  // record_function
+  kChannelMstx = 1u << 2,             // mstx marks and ranges
+  kChannelCounters = 1u << 3,         // counter samples
+};
+
+struct ThreadEvents {
+  uint32_t index = 0;
+  int64_t os_tid = 0;
+  std::string name;
+  std::vector<RawEvent> events;
+};
+
+struct CollectedEvents {
+  std::vector<ThreadEvents> threads;
+  uint64_t dropped_events = 0;
+};
+
+class Recorder {
+ public:
+  static Recorder& instance();
+
+  uint32_t channels() const noexcept { return channels_.load(std::memory_order_relaxed); }
+  bool enabled(uint32_t channel) const noexcept { return (channels() & channel) != 0; }
+  void set_channels(uint32_t mask) noexcept { channels_.store(mask, std::memory_order_relaxed); }
+
+  // Unique in the process and never 0, whether or not anything is being recorded, so a range
+  // can be started on one thread and ended on another.
+  static uint64_t next_range_id() noexcept;
+
+  void begin_range(uint64_t id, StringId name, StringId category, StringId args) noexcept {
+    append({now_ns(), id, name, category, args, EventKind::RangeBegin, {}});
+  }
+  void end_range(uint64_t id) noexcept {
+    append({now_ns(), id, kEmptyString, kEmptyString, kEmptyString, EventKind::RangeEnd, {}});
+  }
+  void instant(StringId name, StringId category, StringId args) noexcept {
+    append({now_ns(), 0, name, category, args, EventKind::Instant, {}});
+  }
+  void counter(StringId name, double value) noexcept;
+
+  // Names the calling thread (registering its buffer if needed), or a live thread by OS id.
+  void name_current_thread(std::string name) noexcept;
+  void name_thread(int64_t os_tid, const std::string& name);
+
+  // Drops every event recorded so far (warm-up steps, or stragglers from a stopped session).
+  void discard();
+  // Moves every event recorded so far out of the thread buffers, grouped by thread.
+  CollectedEvents collect();
+
+ private:
+  Recorder() = default;
+  void append(const RawEvent& event) noexcept;
+  ThreadBuffer* current_thread_buffer() noexcept;
+  ThreadBuffer* register_current_thread() noexcept;
+  template <typename Visit>
+  void for_each_buffer(Visit&& visit);
+
+  std::atomic<uint32_t> channels_{0};
+  std::mutex registry_mutex_;
+  std::vector<std::shared_ptr<ThreadBuffer>> buffers_;
+  uint32_t next_buffer_index_ = 0;
+};
+
+}  // namespace perfprof

@@ -1,0 +1,71 @@
+#pragma once
+// One collected trace: the single model every exporter reads. Struct of arrays, interned names.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/string_table.h"
+
+namespace perfprof {
+
+struct ThreadTrack {
+  uint32_t index = 0;  // recorder buffer index: stable order of first appearance
+  int64_t os_tid = 0;
+  std::string name;
+};
+
+enum RangeFlag : uint8_t {
+  kRangeUnfinished = 1u << 0,  // still open when collection stopped: ends at the window end
+  kRangeAsync = 1u << 1,       // ends on another thread, or overlaps a sibling: not a nested slice
+};
+
+struct RangeTable {
+  std::vector<int64_t> begin_ns, end_ns;
+  std::vector<StringId> name, category, args;
+  std::vector<uint32_t> track, end_track;  // indexes into TraceModel::threads
+  std::vector<uint64_t> id;
+  std::vector<uint8_t> flags;
+  size_t size() const { return begin_ns.size(); }
+};
+
+struct InstantTable {
+  std::vector<int64_t> ts_ns;
+  std::vector<StringId> name, category, args;
+  std::vector<uint32_t> track;
+  size_t size() const { return ts_ns.size(); }
+};
+
+struct CounterTable {
+  std::vector<int64_t> ts_ns;
+  std::vector<StringId> name;
+  std::vector<double> value;
+  std::vector<uint32_t> track;
+  size_t size() const { return ts_ns.size(); }
+};
+
+struct TraceStats {
+  uint64_t dropped_events = 0;         // could not be stored (out of memory)
+  uint64_t unmatched_range_ends = 0;   // ends whose begin was not recorded (began before start)
+  uint64_t unfinished_ranges = 0;      // begins whose end was not recorded before stop
+  uint64_t async_ranges = 0;           // exported as async slices (cross-thread or overlapping)
+  uint64_t events_before_window = 0;   // warm-up stragglers dropped at the window start
+};
+
+struct TraceModel {
+  int64_t window_begin_ns = 0;  // now_ns() clock
+  int64_t window_end_ns = 0;
+  int64_t unix_offset_ns = 0;   // add to a now_ns() value to get Unix time
+  int64_t pid = 0;
+  std::string process_name;
+  std::vector<std::string> strings;  // indexed by StringId
+  std::vector<ThreadTrack> threads;
+  RangeTable ranges;  // grouped by track, in begin order within a track
+  InstantTable instants;
+  CounterTable counters;
+  TraceStats stats;
+
+  const std::string& str(StringId id) const { return strings[id]; }
+};
+
+}  // namespace perfprof

@@ -1,0 +1,65 @@
+"""What perfprof can collect: ProfilerActivity and supported_activities()."""
+from __future__ import annotations
+
+import enum
+from typing import Iterable, List, Optional
+
+from ._logging import warn_once
+
+
+class ProfilerActivity(enum.Enum):
+    """Kinds of activity a profiler collects."""
+
+    CPU = "CPU"
+    """Host side: ProfilerStep ranges, record_function annotations, mstx markers."""
+    CUDA = "CUDA"
+    """GPU side: kernels, copies and runtime calls through CUPTI."""
+
+
+def supported_activities() -> List[ProfilerActivity]:
+    """Activities this installation can collect on this machine.
+
+    GPU collection (``ProfilerActivity.CUDA``) is not available in this version of perfprof,
+    so the list is ``[ProfilerActivity.CPU]``.
+    """
+    return [ProfilerActivity.CPU]
+
+
+def normalize_activities(activities: Optional[Iterable[object]]) -> List[ProfilerActivity]:
+    """Validate the ``activities`` argument of a profiler.
+
+    Accepts perfprof's ProfilerActivity, torch.profiler.ProfilerActivity members (matched by
+    name) and the strings "CPU"/"CUDA". ``None`` means every supported activity. Requested
+    activities that cannot be collected here are dropped with one warning.
+    """
+    if activities is None:
+        return supported_activities()
+    if isinstance(activities, (str, bytes)) or not hasattr(activities, "__iter__"):
+        raise TypeError(f"activities must be a list of ProfilerActivity, got {activities!r}")
+    requested: List[ProfilerActivity] = []
+    for item in activities:
+        activity = _as_activity(item)
+        if activity not in requested:
+            requested.append(activity)
+    supported = supported_activities()
+    for activity in requested:
+        if activity not in supported:
+            warn_once(
+                f"activity-{activity.value}",
+                f"perfprof: ProfilerActivity.{activity.value} is not supported by this "
+                "installation (GPU collection through CUPTI is not available yet); "
+                "it is not collected, profiling goes on without it.",
+            )
+    return [activity for activity in requested if activity in supported]
+
+
+def _as_activity(item: object) -> ProfilerActivity:
+    if isinstance(item, ProfilerActivity):
+        return item
+    name = item if isinstance(item, str) else getattr(item, "name", None)
+    if isinstance(name, str) and name.upper() in ProfilerActivity.__members__:
+        return ProfilerActivity[name.upper()]
+    raise ValueError(
+        f"activities: unknown activity {item!r}; expected one of "
+        f"{[a.name for a in ProfilerActivity]}"
+    )

@@ -1,0 +1,275 @@
+"""ExperimentalConfig: the extended collection options, and their enums."""
+from __future__ import annotations
+
+import enum
+import numbers
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Type, TypeVar, Union
+
+from ._logging import warn_once
+
+
+class ExportType(enum.Enum):
+    """Formats a run directory is written in."""
+
+    Text = "text"
+    """Chrome trace JSON (Perfetto UI, chrome://tracing, HolisticTraceAnalysis, TensorBoard)."""
+    Db = "db"
+    """SQLite database (not available in this version)."""
+
+
+class ProfilerLevel(enum.Enum):
+    """How much GPU-side activity to collect (applies to ProfilerActivity.CUDA)."""
+
+    Level_none = "Level_none"
+    """Markers only."""
+    Level0 = "Level0"
+    """Kernels, memory copies and sets, CUDA runtime API."""
+    Level1 = "Level1"
+    """Level0 plus driver API, synchronisation, device allocations, CUDA graph launches."""
+    Level2 = "Level2"
+    """Level1 plus per-kernel launch attributes (occupancy)."""
+
+
+class GpuMetrics(enum.Enum):
+    """Per-kernel hardware metric groups (the CUDA counterpart of the spec's aic_metrics)."""
+
+    GpuMetricsNone = "GpuMetricsNone"
+    PipeUtilization = "PipeUtilization"
+    """Issue-slot utilisation of the SM pipes (tensor, FMA, ALU, LSU)."""
+    ArithmeticUtilization = "ArithmeticUtilization"
+    """FLOP rates by precision."""
+    Memory = "Memory"
+    """DRAM read/write throughput."""
+    L2Cache = "L2Cache"
+    """L2 hit rate and throughput."""
+    MemoryAccess = "MemoryAccess"
+    """Global and shared memory load/store traffic."""
+    Occupancy = "Occupancy"
+    """Achieved occupancy."""
+
+
+HOST_SYS_OPTIONS = ("cpu", "mem", "disk", "network", "osrt")
+
+E = TypeVar("E", bound=enum.Enum)
+
+
+def supported_export_type() -> List[ExportType]:
+    """Export types this version writes."""
+    return [ExportType.Text]
+
+
+def supported_profiler_level() -> List[ProfilerLevel]:
+    """Profiler levels ExperimentalConfig accepts."""
+    return list(ProfilerLevel)
+
+
+def supported_gpu_metrics() -> List[GpuMetrics]:
+    """GPU metric groups ExperimentalConfig accepts."""
+    return list(GpuMetrics)
+
+
+class ExperimentalConfig:
+    """Extended collection options for :class:`perfprof.profile`.
+
+    Every argument is validated: a wrong type raises ``TypeError`` and a wrong value
+    ``ValueError``, each naming the field. Enum fields also take the member's name or value as a
+    string (``"Level1"``, ``"text"``), as a JSON config file would give them.
+
+    Args:
+        export_type: ExportType or a list of them (default ``[ExportType.Text]``).
+        profiler_level: GPU collection level (default ``ProfilerLevel.Level0``).
+        mstx: record ``perfprof.mstx`` markers (alias ``msprof_tx``).
+        mstx_domain_include: record only these mstx domains. Wins over ``mstx_domain_exclude``
+            when both are given (with a warning).
+        mstx_domain_exclude: record every mstx domain but these.
+        gpu_metrics: per-kernel hardware metrics (default ``GpuMetricsNone`` at Level_none and
+            Level0, ``PipeUtilization`` at Level1 and Level2).
+        l2_cache: collect L2 cache hit rates.
+        op_attr: collect operator attributes.
+        data_simplification: keep only the final outputs of a run directory (perfprof writes no
+            intermediate files, so this holds whatever the value).
+        record_op_args: record operator scalar arguments.
+        gc_detect_threshold: record Python GC pauses at or above this many milliseconds
+            (0: all; None: off).
+        host_sys: host system metrics to sample, a subset of
+            ``("cpu", "mem", "disk", "network", "osrt")``.
+        sys_io: collect NIC / RoCE counters.
+        sys_interconnection: collect NVLink / PCIe bandwidth.
+
+    Options whose collection this version does not have yet are accepted and logged once when a
+    profiler starts with them set; see docs/api.md for the list.
+    """
+
+    __slots__ = (
+        "export_type", "profiler_level", "mstx", "mstx_domain_include", "mstx_domain_exclude",
+        "gpu_metrics", "l2_cache", "op_attr", "data_simplification", "record_op_args",
+        "gc_detect_threshold", "host_sys", "sys_io", "sys_interconnection",
+    )
+
+    def __init__(
+        self,
+        export_type: Union[ExportType, str, Sequence[Union[ExportType, str]], None] = None,
+        profiler_level: Union[ProfilerLevel, str] = ProfilerLevel.Level0,
+        mstx: Optional[bool] = None,
+        mstx_domain_include: Optional[Iterable[str]] = None,
+        mstx_domain_exclude: Optional[Iterable[str]] = None,
+        gpu_metrics: Union[GpuMetrics, str, None] = None,
+        l2_cache: bool = False,
+        op_attr: bool = False,
+        data_simplification: bool = True,
+        record_op_args: bool = False,
+        gc_detect_threshold: Optional[float] = None,
+        host_sys: Optional[Iterable[str]] = None,
+        sys_io: bool = False,
+        sys_interconnection: bool = False,
+        msprof_tx: Optional[bool] = None,
+    ) -> None:
+        self.export_type: List[ExportType] = _export_types(export_type)
+        self.profiler_level: ProfilerLevel = _member(ProfilerLevel, profiler_level, "profiler_level")
+        self.mstx: bool = _mstx_switch(mstx, msprof_tx)
+        self.mstx_domain_include: List[str] = _names(mstx_domain_include, "mstx_domain_include")
+        self.mstx_domain_exclude: List[str] = _names(mstx_domain_exclude, "mstx_domain_exclude")
+        if self.mstx_domain_include and self.mstx_domain_exclude:
+            warn_once(
+                "mstx-include-exclude",
+                "perfprof: both mstx_domain_include and mstx_domain_exclude are set; "
+                "mstx_domain_include takes effect and mstx_domain_exclude is ignored.",
+            )
+            self.mstx_domain_exclude = []
+        if gpu_metrics is None:
+            detailed = self.profiler_level in (ProfilerLevel.Level1, ProfilerLevel.Level2)
+            gpu_metrics = GpuMetrics.PipeUtilization if detailed else GpuMetrics.GpuMetricsNone
+        self.gpu_metrics: GpuMetrics = _member(GpuMetrics, gpu_metrics, "gpu_metrics")
+        self.l2_cache: bool = _flag(l2_cache, "l2_cache")
+        self.op_attr: bool = _flag(op_attr, "op_attr")
+        self.data_simplification: bool = _flag(data_simplification, "data_simplification")
+        self.record_op_args: bool = _flag(record_op_args, "record_op_args")
+        self.gc_detect_threshold: Optional[float] = _threshold(gc_detect_threshold)
+        self.host_sys: List[str] = _host_sys(host_sys)
+        self.sys_io: bool = _flag(sys_io, "sys_io")
+        self.sys_interconnection: bool = _flag(sys_interconnection, "sys_interconnection")
+
+    @property
+    def msprof_tx(self) -> bool:
+        """Former name of ``mstx``."""
+        return self.mstx
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The configuration as JSON-ready values (the form profiler_info.json records)."""
+        return {
+            "export_type": [t.value for t in self.export_type],
+            "profiler_level": self.profiler_level.value,
+            "mstx": self.mstx,
+            "mstx_domain_include": list(self.mstx_domain_include),
+            "mstx_domain_exclude": list(self.mstx_domain_exclude),
+            "gpu_metrics": self.gpu_metrics.value,
+            "l2_cache": self.l2_cache,
+            "op_attr": self.op_attr,
+            "data_simplification": self.data_simplification,
+            "record_op_args": self.record_op_args,
+            "gc_detect_threshold": self.gc_detect_threshold,
+            "host_sys": list(self.host_sys),
+            "sys_io": self.sys_io,
+            "sys_interconnection": self.sys_interconnection,
+        }
+
+    def uncollected_options(self) -> List[str]:
+        """Options set to a non-default value whose collection this version does not have."""
+        pending = {
+            "export_type=db": ExportType.Db in self.export_type,
+            f"gpu_metrics={self.gpu_metrics.value}": self.gpu_metrics is not GpuMetrics.GpuMetricsNone,
+            "l2_cache": self.l2_cache,
+            "op_attr": self.op_attr,
+            "record_op_args": self.record_op_args,
+            "gc_detect_threshold": self.gc_detect_threshold is not None,
+            "host_sys": bool(self.host_sys),
+            "sys_io": self.sys_io,
+            "sys_interconnection": self.sys_interconnection,
+        }
+        return [name for name, is_set in pending.items() if is_set]
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ExperimentalConfig) and self.to_dict() == other.to_dict()
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{k}={v!r}" for k, v in self.to_dict().items())
+        return f"ExperimentalConfig({fields})"
+
+
+def _flag(value: object, field: str) -> bool:
+    if not isinstance(value, bool):
+        raise TypeError(f"ExperimentalConfig: '{field}' must be a bool, got {type(value).__name__}")
+    return value
+
+
+def _mstx_switch(mstx: Optional[bool], msprof_tx: Optional[bool]) -> bool:
+    if mstx is not None and msprof_tx is not None and mstx != msprof_tx:
+        raise ValueError("ExperimentalConfig: 'mstx' and its alias 'msprof_tx' disagree")
+    value = mstx if mstx is not None else msprof_tx
+    return False if value is None else _flag(value, "mstx" if mstx is not None else "msprof_tx")
+
+
+def _member(enum_type: Type[E], value: object, field: str) -> E:
+    if isinstance(value, enum_type):
+        return value
+    if isinstance(value, str):
+        for member in enum_type:
+            if value.lower() in (member.name.lower(), str(member.value).lower()):
+                return member
+        raise ValueError(
+            f"ExperimentalConfig: '{field}' got {value!r}; expected one of "
+            f"{[m.name for m in enum_type]}"
+        )
+    raise TypeError(
+        f"ExperimentalConfig: '{field}' must be a {enum_type.__name__}, got {type(value).__name__}"
+    )
+
+
+def _export_types(value: object) -> List[ExportType]:
+    if value is None:
+        return [ExportType.Text]
+    items = [value] if isinstance(value, (ExportType, str)) else value
+    if not isinstance(items, (list, tuple)):
+        raise TypeError("ExperimentalConfig: 'export_type' must be an ExportType or a list of them")
+    if not items:
+        raise ValueError("ExperimentalConfig: 'export_type' must name at least one export type")
+    types: List[ExportType] = []
+    for item in items:
+        member = _member(ExportType, item, "export_type")
+        if member not in types:
+            types.append(member)
+    return types
+
+
+def _names(value: Optional[Iterable[str]], field: str) -> List[str]:
+    if value is None:
+        return []
+    if isinstance(value, str) or not isinstance(value, (list, tuple, set, frozenset)):
+        raise TypeError(f"ExperimentalConfig: '{field}' must be a list of str, got {value!r}")
+    names = list(value)
+    for name in names:
+        if not isinstance(name, str):
+            raise TypeError(f"ExperimentalConfig: '{field}' must contain str, got {name!r}")
+    return names
+
+
+def _threshold(value: object) -> Optional[float]:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(
+            f"ExperimentalConfig: 'gc_detect_threshold' must be a number of ms or None, got {value!r}"
+        )
+    if not value >= 0:
+        raise ValueError(f"ExperimentalConfig: 'gc_detect_threshold' must be >= 0, got {value!r}")
+    return float(value)
+
+
+def _host_sys(value: Optional[Iterable[str]]) -> List[str]:
+    names = _names(value, "host_sys")
+    for name in names:
+        if name.lower() not in HOST_SYS_OPTIONS:
+            raise ValueError(
+                f"ExperimentalConfig: 'host_sys' got {name!r}; expected some of {list(HOST_SYS_OPTIONS)}"
+            )
+    return [name.lower() for name in names]

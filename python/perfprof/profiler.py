@@ -1,0 +1,326 @@
+"""The profilers: _KinetoProfile (start/stop) and profile (adds the step schedule)."""
+from __future__ import annotations
+
+import json
+import os
+import threading
+from typing import Any, Callable, Dict, Iterable, List, Optional
+
+from . import _core
+from ._logging import logger, warn_once
+from .activity import ProfilerActivity, normalize_activities
+from .experimental_config import ExperimentalConfig
+from .run_metadata import distributed_info
+from .schedule import ProfilerAction, action_from
+
+# Top-level keys of the Chrome trace that user metadata must not replace.
+_RESERVED_TRACE_KEYS = frozenset({
+    "schemaVersion", "deviceProperties", "distributedInfo", "displayTimeUnit",
+    "baseTimeNanoseconds", "traceEvents", "traceName", "perfprofStats",
+})
+
+_FLAG_NAMES = ("record_shapes", "profile_memory", "with_stack", "with_flops", "with_modules")
+
+# The recorder is process-wide: one profiler collects at a time.
+_collecting: Optional["_KinetoProfile"] = None
+_collecting_lock = threading.Lock()
+
+
+class _KinetoProfile:
+    """A profiler controlled with start() and stop(); no schedule.
+
+    Args:
+        activities: what to collect (default: every supported activity).
+        record_shapes, profile_memory, with_stack, with_flops, with_modules: torch.profiler
+            options; accepted, and logged once when set, until their collection lands.
+        experimental_config: an :class:`ExperimentalConfig`.
+    """
+
+    def __init__(
+        self,
+        *,
+        activities: Optional[Iterable[ProfilerActivity]] = None,
+        record_shapes: bool = False,
+        profile_memory: bool = False,
+        with_stack: bool = False,
+        with_flops: bool = False,
+        with_modules: bool = False,
+        experimental_config: Optional[ExperimentalConfig] = None,
+    ) -> None:
+        self.activities: List[ProfilerActivity] = normalize_activities(activities)
+        flags = dict(record_shapes=record_shapes, profile_memory=profile_memory,
+                     with_stack=with_stack, with_flops=with_flops, with_modules=with_modules)
+        for name, value in flags.items():
+            if not isinstance(value, bool):
+                raise TypeError(f"profile: '{name}' must be a bool, got {type(value).__name__}")
+        self.record_shapes = record_shapes
+        self.profile_memory = profile_memory
+        self.with_stack = with_stack
+        self.with_flops = with_flops
+        self.with_modules = with_modules
+        if experimental_config is None:
+            experimental_config = ExperimentalConfig()
+        if not isinstance(experimental_config, ExperimentalConfig):
+            raise TypeError(
+                "profile: 'experimental_config' must be a perfprof.ExperimentalConfig, got "
+                f"{type(experimental_config).__name__}"
+            )
+        self.experimental_config = experimental_config
+        self._metadata: Dict[str, str] = {}  # key -> JSON value text
+        self._trace: Optional[_core.Trace] = None
+        self._window_begin_ns = 0
+
+    # -- control -------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start collecting."""
+        self.prepare_trace()
+        self.start_trace()
+
+    def stop(self) -> None:
+        """Stop collecting; the trace is then available to the export methods."""
+        self.stop_trace()
+
+    def prepare_trace(self) -> None:
+        """Begin collection (warm-up): what is recorded until start_trace() is discarded."""
+        global _collecting
+        with _collecting_lock:
+            if _collecting is not None and _collecting is not self:
+                raise RuntimeError(
+                    "perfprof: another profiler is already collecting in this process; "
+                    "stop it before starting this one"
+                )
+            _collecting = self
+        self._log_uncollected_options()
+        config = self.experimental_config
+        _core.filter_mstx_domains(config.mstx_domain_include, config.mstx_domain_exclude)
+        _core.discard()  # stragglers from an earlier session
+        _core.set_channels(self._channels())
+
+    def start_trace(self) -> None:
+        """Start keeping what is recorded (the end of warm-up)."""
+        if _collecting is not self:
+            self.prepare_trace()
+        self._window_begin_ns = _core.now_ns()
+        _core.discard()
+
+    def stop_trace(self) -> None:
+        """Stop collection and build the trace of what was kept."""
+        global _collecting
+        if _collecting is not self:
+            return
+        window_end_ns = _core.now_ns()
+        _core.set_channels(0)
+        _name_live_threads()
+        self._trace = _core.collect(self._window_begin_ns, window_end_ns)
+        with _collecting_lock:
+            _collecting = None
+        self._report_losses(self._trace.stats)
+
+    def __enter__(self) -> "_KinetoProfile":
+        self.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    # -- results -------------------------------------------------------------------------------
+
+    def export_chrome_trace(self, path: "os.PathLike[str] | str") -> str:
+        """Write the trace as Chrome trace JSON (gzip-compressed when `path` ends in ``.gz``).
+
+        The file opens in Perfetto UI and chrome://tracing and loads in HolisticTraceAnalysis.
+        Parent directories are created. Returns the path written. Raises ``RuntimeError`` when
+        nothing was collected yet, ``TypeError`` for a bad path and ``OSError`` when the file
+        cannot be written (an existing file is then left untouched).
+        """
+        if not isinstance(path, (str, os.PathLike)):
+            raise TypeError(f"export_chrome_trace: 'path' must be a str or os.PathLike, got {type(path).__name__}")
+        path = os.fspath(path)
+        if not path:
+            raise ValueError("export_chrome_trace: 'path' is empty")
+        if self._trace is None:
+            raise RuntimeError("export_chrome_trace: no trace yet; call it after the profiler stopped")
+        parent = os.path.dirname(os.path.abspath(path))
+        os.makedirs(parent, exist_ok=True)
+        dist = distributed_info()
+        self._trace.export_chrome_trace(
+            path, list(self._metadata.items()), "[]", dist.rank, dist.world_size, dist.backend
+        )
+        return path
+
+    def add_metadata(self, key: str, value: str) -> None:
+        """Record a string under `key` (top level of the trace and profiler_metadata.json)."""
+        _check_metadata_key("add_metadata", key)
+        if not isinstance(value, str):
+            raise TypeError(f"add_metadata: value for '{key}' must be str, got {type(value).__name__}")
+        self._metadata[key] = json.dumps(value)
+
+    def add_metadata_json(self, key: str, value: str) -> None:
+        """Record a JSON value, given as JSON text, under `key`."""
+        _check_metadata_key("add_metadata_json", key)
+        if not isinstance(value, str):
+            raise TypeError(f"add_metadata_json: value for '{key}' must be a JSON str, got {type(value).__name__}")
+        try:
+            parsed = json.loads(value)
+        except ValueError as error:
+            raise ValueError(f"add_metadata_json: value for '{key}' is not valid JSON: {error}") from None
+        self._metadata[key] = json.dumps(parsed, allow_nan=False)
+
+    @property
+    def metadata(self) -> Dict[str, Any]:
+        """The metadata added so far, as JSON values."""
+        return {key: json.loads(text) for key, text in self._metadata.items()}
+
+    @property
+    def trace(self) -> Optional["_core.Trace"]:
+        """The last collected trace (None before the first stop)."""
+        return self._trace
+
+    # -- internals -----------------------------------------------------------------------------
+
+    def _channels(self) -> int:
+        channels = _core.CHANNEL_STEPS
+        if ProfilerActivity.CPU in self.activities:
+            channels |= _core.CHANNEL_USER_ANNOTATIONS | _core.CHANNEL_COUNTERS
+        if self.experimental_config.mstx:
+            channels |= _core.CHANNEL_MSTX
+        return channels
+
+    def _log_uncollected_options(self) -> None:
+        for name in _FLAG_NAMES:
+            if getattr(self, name):
+                warn_once(f"flag-{name}", f"perfprof: {name}=True is not collected by this version yet; it has no effect.")
+        for option in self.experimental_config.uncollected_options():
+            warn_once(
+                f"config-{option}",
+                f"perfprof: ExperimentalConfig {option} is not collected by this version yet; it has no effect.",
+            )
+
+    @staticmethod
+    def _report_losses(stats: Dict[str, int]) -> None:
+        if stats["dropped_events"]:
+            logger.warning("perfprof: %d events could not be stored (out of memory) and are missing "
+                           "from the trace", stats["dropped_events"])
+
+
+class profile(_KinetoProfile):
+    """The profiler: a context manager driven by ``step()`` and a schedule.
+
+    ``on_trace_ready(prof)`` is called once per RECORD_AND_SAVE cycle, and at stop when the
+    profiler stops while recording (always, without a schedule). With a schedule, every kept step
+    is a ``ProfilerStep#N`` range. Arguments beyond those of :class:`_KinetoProfile`:
+
+    Args:
+        schedule: a callable ``step -> ProfilerAction``, usually :func:`perfprof.schedule`
+            (torch.profiler schedules work too). Default: record every step.
+        on_trace_ready: called with the profiler when a cycle's trace is ready, usually
+            :func:`perfprof.tensorboard_trace_handler`.
+        use_cuda: deprecated torch.profiler switch; True adds ``ProfilerActivity.CUDA``.
+    """
+
+    def __init__(
+        self,
+        *,
+        activities: Optional[Iterable[ProfilerActivity]] = None,
+        schedule: Optional[Callable[[int], ProfilerAction]] = None,
+        on_trace_ready: Optional[Callable[["profile"], Any]] = None,
+        record_shapes: bool = False,
+        profile_memory: bool = False,
+        with_stack: bool = False,
+        with_flops: bool = False,
+        with_modules: bool = False,
+        experimental_config: Optional[ExperimentalConfig] = None,
+        use_cuda: Optional[bool] = None,
+    ) -> None:
+        if use_cuda:
+            activities = list(activities or [ProfilerActivity.CPU]) + [ProfilerActivity.CUDA]
+        super().__init__(
+            activities=activities, record_shapes=record_shapes, profile_memory=profile_memory,
+            with_stack=with_stack, with_flops=with_flops, with_modules=with_modules,
+            experimental_config=experimental_config,
+        )
+        if schedule is not None and not callable(schedule):
+            raise TypeError(f"profile: 'schedule' must be callable, got {type(schedule).__name__}")
+        if on_trace_ready is not None and not callable(on_trace_ready):
+            raise TypeError(f"profile: 'on_trace_ready' must be callable, got {type(on_trace_ready).__name__}")
+        self.schedule: Callable[[int], Any] = schedule or _record_every_step
+        self.record_steps = schedule is not None
+        self.on_trace_ready = on_trace_ready
+        self._controller = _core.StepController()
+        self._step_range = 0
+        self._transitions = {
+            _core.TRANSITION_PREPARE_TRACE: self.prepare_trace,
+            _core.TRANSITION_START_TRACE: self.start_trace,
+            _core.TRANSITION_STOP_TRACE: self.stop_trace,
+            _core.TRANSITION_TRACE_READY: self._trace_ready,
+            _core.TRANSITION_WARN_INCORRECT_SCHEDULE: self._warn_incorrect_schedule,
+        }
+
+    @property
+    def step_num(self) -> int:
+        """The current step number (0 before the first step())."""
+        return self._controller.step
+
+    @property
+    def current_action(self) -> ProfilerAction:
+        """The schedule's action for the current step."""
+        return ProfilerAction(self._controller.current)
+
+    def start(self) -> None:
+        self._run(self._controller.start(self._action_at(self.step_num).value))
+        self._begin_step_range()
+
+    def stop(self) -> None:
+        self._end_step_range()
+        self._run(self._controller.stop())
+
+    def step(self) -> None:
+        """Mark the end of a step: the schedule moves to the next step."""
+        self._end_step_range()
+        next_action = self._action_at(self.step_num + 1)
+        self._run(self._controller.advance(next_action.value))
+        self._begin_step_range()
+
+    def _action_at(self, step: int) -> ProfilerAction:
+        return action_from(self.schedule(step), step)
+
+    def _run(self, transitions: List[int]) -> None:
+        for transition in transitions:
+            self._transitions[transition]()
+
+    def _begin_step_range(self) -> None:
+        if self.record_steps:
+            self._step_range = _core.begin_step(self.step_num)
+
+    def _end_step_range(self) -> None:
+        if self._step_range:
+            _core.annotation_end(self._step_range)
+            self._step_range = 0
+
+    def _trace_ready(self) -> None:
+        if self.on_trace_ready is not None:
+            self.on_trace_ready(self)
+
+    def _warn_incorrect_schedule(self) -> None:
+        previous = ProfilerAction(self._controller.previous).name
+        current = ProfilerAction(self._controller.current).name
+        logger.warning("perfprof: incorrect schedule: %s followed by %s", previous, current)
+
+
+def _record_every_step(_: int) -> ProfilerAction:
+    return ProfilerAction.RECORD
+
+
+def _check_metadata_key(function: str, key: object) -> None:
+    if not isinstance(key, str):
+        raise TypeError(f"{function}: key must be str, got {type(key).__name__}")
+    if not key or key in _RESERVED_TRACE_KEYS:
+        raise ValueError(f"{function}: key {key!r} is empty or reserved by the trace format")
+
+
+def _name_live_threads() -> None:
+    """Refresh thread names from Python: threads may be renamed after they first recorded."""
+    for thread in threading.enumerate():
+        if thread.native_id is not None:
+            _core.name_thread(thread.native_id, thread.name)

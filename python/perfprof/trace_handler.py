@@ -1,0 +1,191 @@
+"""tensorboard_trace_handler: one run directory per saved cycle.
+
+Layout of a run directory::
+
+    {dir_name}/{worker_name}_{timestamp}_perfprof/
+        profiler_info.json          configuration, versions, rank, collection window, trace stats
+        profiler_metadata.json      add_metadata()/add_metadata_json() values and GPU-relevant
+                                    environment variables
+        PERFPROF_OUTPUT/
+            {worker_name}.{timestamp}.pt.trace.json    the Chrome trace
+
+The trace sits in its own folder because HolisticTraceAnalysis reads every ``.json`` file of the
+folder it is given as a rank's trace: point it (and TensorBoard's profiler plugin, which finds
+``*.pt.trace.json`` files) at ``PERFPROF_OUTPUT``, or use :func:`trace_dir_of`.
+"""
+from __future__ import annotations
+
+import concurrent.futures
+import datetime
+import json
+import os
+from typing import Any, Dict, List, Optional
+
+from ._logging import logger
+from .run_metadata import captured_environment, default_worker_name, distributed_info, versions
+
+OUTPUT_DIR = "PERFPROF_OUTPUT"
+RUN_DIR_SUFFIX = "_perfprof"
+TRACE_SUFFIX = ".pt.trace.json"
+
+
+class TraceHandler:
+    """The ``on_trace_ready`` callable returned by :func:`tensorboard_trace_handler`."""
+
+    def __init__(self, dir_name: str, worker_name: Optional[str], analyse_flag: bool, async_mode: bool) -> None:
+        self.dir_name = dir_name
+        self.worker_name = worker_name or default_worker_name()
+        self.analyse_flag = analyse_flag
+        self.async_mode = async_mode
+        self.run_dirs: List[str] = []
+        self._pending: List[concurrent.futures.Future] = []
+        if not analyse_flag:
+            logger.info("perfprof: analyse_flag=False: the trace is written, derived analyses are skipped")
+
+    def __call__(self, prof: Any) -> None:
+        """Write the run directory of `prof`'s latest trace. I/O errors are logged, never raised."""
+        try:
+            run_dir = self._new_run_dir()
+            job = _RunDirectoryJob(prof, run_dir, self.worker_name)
+        except Exception as error:  # never hurt the job: a full disk must not stop training
+            logger.error("perfprof: cannot create a run directory in %r: %s", self.dir_name, error)
+            return
+        self.run_dirs.append(run_dir)
+        if self.async_mode:
+            self._pending = [f for f in self._pending if not f.done()]
+            self._pending.append(_background_writer().submit(job.write_logging_errors))
+        else:
+            job.write_logging_errors()
+
+    def wait(self, timeout: Optional[float] = None) -> None:
+        """Block until every run directory submitted in async mode is written."""
+        concurrent.futures.wait(self._pending, timeout=timeout)
+
+    def _new_run_dir(self) -> str:
+        stamp = datetime.datetime.now().strftime("%Y%m%d%H%M%S%f")
+        base = os.path.join(self.dir_name, f"{self.worker_name}_{stamp}{RUN_DIR_SUFFIX}")
+        run_dir, attempt = base, 0
+        while True:
+            try:
+                os.makedirs(run_dir)
+                return run_dir
+            except FileExistsError:
+                attempt += 1
+                run_dir = f"{base}_{attempt}"
+
+
+def tensorboard_trace_handler(
+    dir_name: "os.PathLike[str] | str",
+    worker_name: Optional[str] = None,
+    analyse_flag: bool = True,
+    async_mode: bool = False,
+) -> TraceHandler:
+    """Return an ``on_trace_ready`` callback that writes a run directory per saved cycle.
+
+    Args:
+        dir_name: the folder run directories are created in (created if missing).
+        worker_name: prefix of the run directory and trace names; unique per worker in
+            distributed jobs. Default ``{hostname}_{pid}``.
+        analyse_flag: when False, derived analyses are skipped (the trace, which is perfprof's
+            raw data, is always written).
+        async_mode: write in a background thread so ``step()`` does not wait for the disk.
+            Pending writes finish before the interpreter exits; ``handler.wait()`` waits for them.
+    """
+    if not isinstance(dir_name, (str, os.PathLike)):
+        raise TypeError(f"tensorboard_trace_handler: 'dir_name' must be a path, got {type(dir_name).__name__}")
+    dir_name = os.fspath(dir_name)
+    if not dir_name:
+        raise ValueError("tensorboard_trace_handler: 'dir_name' is empty")
+    if worker_name is not None:
+        if not isinstance(worker_name, str):
+            raise TypeError(f"tensorboard_trace_handler: 'worker_name' must be str, got {type(worker_name).__name__}")
+        if not worker_name or os.sep in worker_name or (os.altsep and os.altsep in worker_name):
+            raise ValueError(f"tensorboard_trace_handler: 'worker_name' {worker_name!r} must be a non-empty file name")
+    for field, value in (("analyse_flag", analyse_flag), ("async_mode", async_mode)):
+        if not isinstance(value, bool):
+            raise TypeError(f"tensorboard_trace_handler: '{field}' must be a bool, got {type(value).__name__}")
+    return TraceHandler(dir_name, worker_name, analyse_flag, async_mode)
+
+
+def trace_dir_of(run_dir: "os.PathLike[str] | str") -> str:
+    """The folder of a run directory that holds its trace (give it to HolisticTraceAnalysis)."""
+    return os.path.join(os.fspath(run_dir), OUTPUT_DIR)
+
+
+class _RunDirectoryJob:
+    """Everything a run directory needs, taken from the profiler at the moment the cycle ends."""
+
+    def __init__(self, prof: Any, run_dir: str, worker_name: str) -> None:
+        if prof.trace is None:
+            raise RuntimeError("the profiler has no trace")
+        self.prof_trace = prof.trace
+        self.run_dir = run_dir
+        stamp = os.path.basename(run_dir)[len(worker_name) + 1:].split(RUN_DIR_SUFFIX)[0]
+        self.trace_path = os.path.join(trace_dir_of(run_dir), f"{worker_name}.{stamp}{TRACE_SUFFIX}")
+        self.metadata_items = list(prof._metadata.items())
+        self.metadata: Dict[str, Any] = prof.metadata
+        self.dist = distributed_info()
+        self.info = {
+            "worker_name": worker_name,
+            "rank": self.dist.rank,
+            "world_size": self.dist.world_size,
+            "pid": os.getpid(),
+            "versions": versions(),
+            "config": _profiler_config(prof),
+            "window": {
+                "begin_unix_ns": prof.trace.window_begin_ns + prof.trace.unix_offset_ns,
+                "end_unix_ns": prof.trace.window_end_ns + prof.trace.unix_offset_ns,
+            },
+            "trace_stats": prof.trace.stats,
+            "trace_file": os.path.relpath(self.trace_path, run_dir),
+        }
+        self.environment = captured_environment()
+
+    def write_logging_errors(self) -> None:
+        try:
+            self.write()
+        except Exception as error:
+            logger.error("perfprof: writing run directory %s failed: %s", self.run_dir, error)
+
+    def write(self) -> None:
+        os.makedirs(trace_dir_of(self.run_dir), exist_ok=True)
+        self.prof_trace.export_chrome_trace(
+            self.trace_path, self.metadata_items, "[]", self.dist.rank, self.dist.world_size, self.dist.backend
+        )
+        _write_json(os.path.join(self.run_dir, "profiler_metadata.json"),
+                    {"metadata": self.metadata, "environment_variables": self.environment})
+        _write_json(os.path.join(self.run_dir, "profiler_info.json"), self.info)
+
+
+def _profiler_config(prof: Any) -> Dict[str, Any]:
+    schedule = getattr(prof, "schedule", None)
+    return {
+        "activities": [a.value for a in prof.activities],
+        "schedule": repr(schedule) if getattr(prof, "record_steps", False) else None,
+        "record_shapes": prof.record_shapes,
+        "profile_memory": prof.profile_memory,
+        "with_stack": prof.with_stack,
+        "with_flops": prof.with_flops,
+        "with_modules": prof.with_modules,
+        "experimental_config": prof.experimental_config.to_dict(),
+    }
+
+
+def _write_json(path: str, value: Dict[str, Any]) -> None:
+    temporary = f"{path}.tmp{os.getpid()}"
+    with open(temporary, "w", encoding="utf-8") as file:
+        json.dump(value, file, indent=2, sort_keys=False)
+        file.write("\n")
+    os.replace(temporary, path)
+
+
+_writer: Optional[concurrent.futures.ThreadPoolExecutor] = None
+
+
+def _background_writer() -> concurrent.futures.ThreadPoolExecutor:
+    # One thread: run directories are written in cycle order. The executor's thread is joined
+    # at interpreter exit, so queued traces are not lost.
+    global _writer
+    if _writer is None:
+        _writer = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="perfprof-writer")
+    return _writer
