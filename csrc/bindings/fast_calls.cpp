@@ -31,15 +31,18 @@ bool intern(PyObject* text, StringId* id) {
     return true;
   }
   if (PyErr_Occurred()) return false;
-  Py_ssize_t size = 0;
-  const char* utf8 = PyUnicode_AsUTF8AndSize(text, &size);
+  // surrogatepass: a str with lone surrogates still records (the exporter shows U+FFFD).
+  PyObject* utf8 = PyUnicode_AsEncodedString(text, "utf-8", "surrogatepass");
   if (!utf8) return false;
   try {
-    *id = global_strings().intern({utf8, static_cast<size_t>(size)});
+    *id = global_strings().intern(
+        {PyBytes_AS_STRING(utf8), static_cast<size_t>(PyBytes_GET_SIZE(utf8))});
   } catch (const std::exception& error) {
+    Py_DECREF(utf8);
     PyErr_SetString(PyExc_MemoryError, error.what());
     return false;
   }
+  Py_DECREF(utf8);
   PyObject* value = PyLong_FromUnsignedLong(*id);
   if (!value) return false;
   const int failed = PyDict_SetItem(g_string_ids, text, value);
@@ -206,7 +209,10 @@ bool parse_marker_call(const char* function, PyObject* const* args, Py_ssize_t n
   call->domain = lookup_domain(domain_name);
   if (!call->domain || !intern(message, &call->message_id)) return false;
   call->message = PyUnicode_AsUTF8(message);
-  if (!call->message) return false;
+  if (!call->message) {  // lone surrogates: NVTX gets a stand-in, the trace the real text
+    PyErr_Clear();
+    call->message = "<message not encodable as UTF-8>";
+  }
   call->args = call->domain->args;
   if (stream_given) {
     try {
@@ -251,6 +257,19 @@ PyObject* mstx_range_end(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyO
 // ---------------------------------------------------------------------------------------------
 // User annotations (record_function)
 
+// `"args":"<text>"` for a record_function given args text.
+bool intern_annotation_args(PyObject* utf8, StringId* id) {
+  try {
+    std::string members = "\"args\":";
+    append_json_string(members, {PyBytes_AS_STRING(utf8), static_cast<size_t>(PyBytes_GET_SIZE(utf8))});
+    *id = global_strings().intern(members);
+    return true;
+  } catch (const std::exception& error) {
+    PyErr_SetString(PyExc_MemoryError, error.what());
+    return false;
+  }
+}
+
 // Returns the id of the recorded range, or 0 when user annotations are not being recorded.
 bool begin_user_annotation(PyObject* name, PyObject* args, uint64_t* id) {
   *id = 0;
@@ -260,11 +279,11 @@ bool begin_user_annotation(PyObject* name, PyObject* args, uint64_t* id) {
   if (!intern(name, &name_id)) return false;
   StringId args_id = kEmptyString;
   if (args && args != Py_None) {
-    const char* utf8 = PyUnicode_AsUTF8(args);
+    PyObject* utf8 = PyUnicode_AsEncodedString(args, "utf-8", "surrogatepass");
     if (!utf8) return false;
-    std::string members = "\"args\":";
-    append_json_string(members, utf8);
-    args_id = global_strings().intern(members);
+    const bool interned = intern_annotation_args(utf8, &args_id);
+    Py_DECREF(utf8);
+    if (!interned) return false;
   }
   ensure_thread_named();
   *id = Recorder::next_range_id();

@@ -46,9 +46,10 @@ bool OutputFile::wants_gzip(std::string_view path) {
 
 OutputFile::OutputFile(std::string path, int gzip_level)
     : path_(std::move(path)), temp_path_(fmt::format("{}.tmp{}", path_, getpid())) {
+  // The compressor first: if it throws, no file has been opened (the destructor would not run).
+  if (wants_gzip(path_)) compressor_ = std::make_unique<Compressor>(gzip_level);
   file_ = std::fopen(temp_path_.c_str(), "wb");
   if (!file_) fail("cannot create");
-  if (wants_gzip(path_)) compressor_ = std::make_unique<Compressor>(gzip_level);
 }
 
 OutputFile::~OutputFile() {

@@ -162,10 +162,10 @@ class _KinetoProfile:
         if not isinstance(value, str):
             raise TypeError(f"add_metadata_json: value for '{key}' must be a JSON str, got {type(value).__name__}")
         try:
-            parsed = json.loads(value)
+            parsed = json.loads(value, parse_constant=_reject_non_json_constant)
         except ValueError as error:
             raise ValueError(f"add_metadata_json: value for '{key}' is not valid JSON: {error}") from None
-        self._metadata[key] = json.dumps(parsed, allow_nan=False)
+        self._metadata[key] = json.dumps(parsed)
 
     @property
     def metadata(self) -> Dict[str, Any]:
@@ -310,6 +310,10 @@ class profile(_KinetoProfile):
 
 def _record_every_step(_: int) -> ProfilerAction:
     return ProfilerAction.RECORD
+
+
+def _reject_non_json_constant(name: str) -> None:
+    raise ValueError(f"{name} is not a JSON value")
 
 
 def _check_metadata_key(function: str, key: object) -> None:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import functools
 import inspect
-from typing import Any, Callable, Optional, TypeVar
+from typing import Any, Callable, TypeVar
 
 from . import _core
 
@@ -25,11 +25,9 @@ class record_function(_core.RecordFunction):
         args: optional text recorded with the range (``"args"`` in the trace event).
     """
 
+    # Construction and argument checks happen in the C type's __new__: no Python __init__, so
+    # entering a range costs no Python-level call.
     __slots__ = ()
-
-    def __init__(self, name: str, args: Optional[str] = None) -> None:
-        # Construction and validation happen in the C type's __new__.
-        pass
 
     def __call__(self, func: F) -> F:
         name, args = self.name, self.args

@@ -1,0 +1,84 @@
+"""Profile a small PyTorch training loop with perfprof and write a run directory.
+
+    python examples/train_demo.py --out result
+
+Steps 0 (skipped) and 1 (wait) run unprofiled, step 2 warms up, steps 3 and 4 are recorded and
+saved: the run directory under --out holds the Chrome trace (open it in https://ui.perfetto.dev),
+profiler_info.json and profiler_metadata.json. Data loading runs in a worker thread, marked
+with mstx ranges; the training phases are record_function ranges.
+"""
+from __future__ import annotations
+
+import argparse
+import queue
+import threading
+
+import perfprof
+
+try:
+    import torch
+    from torch import nn
+except ImportError as missing:  # pragma: no cover - the demo needs torch, perfprof does not
+    raise SystemExit("this demo needs PyTorch: pip install torch==2.13.0") from missing
+
+
+def make_model() -> nn.Module:
+    return nn.Sequential(nn.Linear(256, 512), nn.ReLU(), nn.Linear(512, 512), nn.ReLU(), nn.Linear(512, 10))
+
+
+def load_batches(batches: "queue.Queue[tuple[torch.Tensor, torch.Tensor]]", count: int) -> None:
+    """Producer thread: each batch is an mstx range on the 'data' domain."""
+    for index in range(count):
+        with perfprof.mstx.mstx_range(f"load batch {index}", domain="data"):
+            inputs = torch.randn(64, 256)
+            targets = torch.randint(0, 10, (64,))
+        batches.put((inputs, targets))
+
+
+def train(out_dir: str, steps: int) -> perfprof.TraceHandler:
+    model = make_model()
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+    loss_fn = nn.CrossEntropyLoss()
+    batches: "queue.Queue[tuple[torch.Tensor, torch.Tensor]]" = queue.Queue(maxsize=1)
+    loader = threading.Thread(target=load_batches, args=(batches, steps), name="data-loader")
+
+    handler = perfprof.tensorboard_trace_handler(out_dir)
+    with perfprof.profile(
+        activities=[perfprof.ProfilerActivity.CPU],
+        schedule=perfprof.schedule(wait=1, warmup=1, active=2, repeat=1, skip_first=1),
+        on_trace_ready=handler,
+        experimental_config=perfprof.ExperimentalConfig(mstx=True),
+    ) as prof:
+        prof.add_metadata("model", "mlp-256-512-512-10")
+        prof.add_metadata_json("hyperparameters", '{"lr": 0.001, "batch_size": 64}')
+        loader.start()
+        for step in range(steps):
+            wait_id = perfprof.mstx.range_start("wait for batch")
+            inputs, targets = batches.get()
+            perfprof.mstx.range_end(wait_id)
+            with perfprof.record_function("forward"):
+                loss = loss_fn(model(inputs), targets)
+            with perfprof.record_function("backward"):
+                optimizer.zero_grad(set_to_none=True)
+                loss.backward()
+            with perfprof.record_function("optimizer"):
+                optimizer.step()
+            perfprof.mstx.mark(f"step {step} loss {loss.item():.3f}")
+            prof.step()
+        loader.join()
+    return handler
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", default="result", help="folder for run directories (default: result)")
+    parser.add_argument("--steps", type=int, default=8, help="training steps (default: 8)")
+    args = parser.parse_args()
+    handler = train(args.out, args.steps)
+    for run_dir in handler.run_dirs:
+        print(f"run directory: {run_dir}")
+        print(f"  trace for Perfetto UI / HolisticTraceAnalysis: {perfprof.trace_dir_of(run_dir)}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs what building and running perfprof needs on a fresh Debian machine, then perfprof.
+#   scripts/install-deps.sh          runtime: fmt and zlib headers, PyTorch (CPU), perfprof
+#   scripts/install-deps.sh --test   also GoogleTest and the Python test dependencies
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+with_tests=0
+[[ "${1:-}" == "--test" ]] && with_tests=1
+
+packages=(cmake g++ libfmt-dev zlib1g-dev)
+((with_tests)) && packages+=(libgtest-dev)
+sudo=""
+[[ $(id -u) -ne 0 ]] && sudo="sudo"
+missing=()
+for package in "${packages[@]}"; do
+  dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")
+done
+if ((${#missing[@]})); then
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}"
+fi
+
+python3 -m pip install -q --upgrade pip
+# Pinned: an unpinned torch would pull the CUDA build and its gigabytes of wheels.
+python3 -m pip install -q torch==2.13.0
+if ((with_tests)); then
+  python3 -m pip install -q ".[test]"
+else
+  python3 -m pip install -q .
+fi

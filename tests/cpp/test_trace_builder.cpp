@@ -1,0 +1,182 @@
+#include <gtest/gtest.h>
+
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+#include "test_util.h"
+#include "trace/trace_builder.h"
+
+namespace perfprof {
+namespace {
+
+using test::begin_event;
+using test::counter_event;
+using test::end_event;
+using test::instant_event;
+using test::thread_events;
+
+constexpr CollectionWindow kWindow{0, 1'000'000};
+
+TraceModel build(std::vector<ThreadEvents> threads, CollectionWindow window = kWindow,
+                 uint64_t dropped = 0) {
+  return build_trace(CollectedEvents{std::move(threads), dropped}, window);
+}
+
+// Row of the range called `name`; fails the test if there is not exactly one.
+size_t range_named(const TraceModel& model, const std::string& name) {
+  size_t found = SIZE_MAX;
+  for (size_t i = 0; i < model.ranges.size(); ++i) {
+    if (model.str(model.ranges.name[i]) != name) continue;
+    EXPECT_EQ(found, SIZE_MAX) << "two ranges named " << name;
+    found = i;
+  }
+  EXPECT_NE(found, SIZE_MAX) << "no range named " << name;
+  return found;
+}
+
+struct ExpectedRange {
+  int64_t begin_ns, end_ns;
+  uint32_t track, end_track;
+  uint8_t flags;
+};
+
+void expect_range(const TraceModel& model, const std::string& name, const ExpectedRange& expected) {
+  const size_t i = range_named(model, name);
+  if (i == SIZE_MAX) return;
+  const RangeTable& r = model.ranges;
+  EXPECT_EQ(r.begin_ns[i], expected.begin_ns) << name;
+  EXPECT_EQ(r.end_ns[i], expected.end_ns) << name;
+  EXPECT_EQ(r.track[i], expected.track) << name;
+  EXPECT_EQ(r.end_track[i], expected.end_track) << name;
+  EXPECT_EQ(+r.flags[i], +expected.flags) << name;
+}
+
+TEST(TraceBuilder, PairsNestedRangesOnOneThread) {
+  const TraceModel model = build({thread_events(0, 101, "main",
+                                                {begin_event(100, 1, "outer", "cat", "\"k\":1"),
+                                                 begin_event(200, 2, "inner"),
+                                                 end_event(300, 2),
+                                                 end_event(400, 1)})});
+  ASSERT_EQ(model.ranges.size(), 2u);
+  expect_range(model, "outer", {100, 400, 0, 0, 0});
+  expect_range(model, "inner", {200, 300, 0, 0, 0});
+  const size_t outer = range_named(model, "outer");
+  EXPECT_EQ(model.str(model.ranges.category[outer]), "cat");
+  EXPECT_EQ(model.str(model.ranges.args[outer]), "\"k\":1");
+  EXPECT_EQ(model.ranges.id[outer], 1u);
+  EXPECT_EQ(model.stats.async_ranges, 0u);
+  EXPECT_EQ(model.stats.unfinished_ranges, 0u);
+  EXPECT_EQ(model.stats.unmatched_range_ends, 0u);
+}
+
+TEST(TraceBuilder, RangeEndedOnAnotherThreadIsAsync) {
+  // Both orders: the ending thread's events are read after, or before, the beginning thread's.
+  for (const uint32_t ender_index : {1u, 0u}) {
+    const uint32_t beginner_index = 1 - ender_index;
+    const TraceModel model =
+        build({thread_events(beginner_index, 201, "beginner",
+                             {begin_event(100, 7, "handoff"), begin_event(150, 8, "local"),
+                              end_event(160, 8)}),
+               thread_events(ender_index, 202, "ender", {end_event(500, 7)})});
+    ASSERT_EQ(model.ranges.size(), 2u);
+    expect_range(model, "handoff", {100, 500, beginner_index, ender_index, kRangeAsync});
+    expect_range(model, "local", {150, 160, beginner_index, beginner_index, 0});
+    EXPECT_EQ(model.stats.async_ranges, 1u);
+    EXPECT_EQ(model.stats.unmatched_range_ends, 0u);
+  }
+}
+
+TEST(TraceBuilder, ImproperlyNestedRangeBecomesAsync) {
+  const TraceModel model = build({thread_events(0, 101, "main",
+                                                {begin_event(100, 1, "A"), begin_event(200, 2, "B"),
+                                                 end_event(300, 1), end_event(400, 2),
+                                                 begin_event(500, 3, "C"), begin_event(550, 4, "D"),
+                                                 end_event(560, 4), end_event(600, 3)})});
+  ASSERT_EQ(model.ranges.size(), 4u);
+  expect_range(model, "A", {100, 300, 0, 0, 0});
+  expect_range(model, "B", {200, 400, 0, 0, kRangeAsync});
+  expect_range(model, "C", {500, 600, 0, 0, 0});
+  expect_range(model, "D", {550, 560, 0, 0, 0});
+  EXPECT_EQ(model.stats.async_ranges, 1u);
+  EXPECT_EQ(model.stats.unmatched_range_ends, 0u);
+}
+
+TEST(TraceBuilder, UnfinishedRangeEndsAtWindowEnd) {
+  const TraceModel model = build({thread_events(0, 101, "main",
+                                                {begin_event(100, 1, "open"), begin_event(200, 2, "closed"),
+                                                 end_event(300, 2)})},
+                                 {0, 5000});
+  ASSERT_EQ(model.ranges.size(), 2u);
+  expect_range(model, "open", {100, 5000, 0, 0, kRangeUnfinished});
+  expect_range(model, "closed", {200, 300, 0, 0, 0});
+  EXPECT_EQ(model.stats.unfinished_ranges, 1u);
+}
+
+TEST(TraceBuilder, EndWithoutBeginIsCounted) {
+  const TraceModel model = build({thread_events(0, 101, "main", {end_event(100, 99)}),
+                                  thread_events(1, 102, "other", {end_event(150, 98)})});
+  EXPECT_EQ(model.ranges.size(), 0u);
+  EXPECT_EQ(model.stats.unmatched_range_ends, 2u);
+}
+
+TEST(TraceBuilder, DropsEventsBeforeTheWindow) {
+  const TraceModel model = build({thread_events(0, 101, "main",
+                                                {begin_event(500, 1, "warm-up straggler"),
+                                                 instant_event(900, "early tick"),
+                                                 end_event(1500, 1),
+                                                 begin_event(2000, 2, "kept"),
+                                                 end_event(3000, 2)})},
+                                 {1000, 5000});
+  EXPECT_EQ(model.stats.events_before_window, 2u);
+  ASSERT_EQ(model.ranges.size(), 1u);
+  expect_range(model, "kept", {2000, 3000, 0, 0, 0});
+  EXPECT_EQ(model.instants.size(), 0u);
+  EXPECT_EQ(model.stats.unmatched_range_ends, 1u);  // the straggler's end
+  EXPECT_EQ(model.window_begin_ns, 1000);
+  EXPECT_EQ(model.window_end_ns, 5000);
+}
+
+TEST(TraceBuilder, InstantsAndCountersLandInTheirTables) {
+  const TraceModel model = build(
+      {thread_events(0, 101, "main",
+                     {instant_event(100, "tick", "marks", "\"n\":1"), counter_event(200, "memory", 1234.5)}),
+       thread_events(1, 102, "sampler",
+                     {counter_event(300, "memory", -0.1), counter_event(400, "huge", 1e300)})});
+  ASSERT_EQ(model.instants.size(), 1u);
+  EXPECT_EQ(model.instants.ts_ns[0], 100);
+  EXPECT_EQ(model.str(model.instants.name[0]), "tick");
+  EXPECT_EQ(model.str(model.instants.category[0]), "marks");
+  EXPECT_EQ(model.str(model.instants.args[0]), "\"n\":1");
+  EXPECT_EQ(model.instants.track[0], 0u);
+
+  const CounterTable& c = model.counters;
+  ASSERT_EQ(c.size(), 3u);
+  EXPECT_EQ(c.ts_ns, (std::vector<int64_t>{200, 300, 400}));
+  EXPECT_EQ(c.value, (std::vector<double>{1234.5, -0.1, 1e300}));
+  EXPECT_EQ(c.track, (std::vector<uint32_t>{0, 1, 1}));
+  EXPECT_EQ(model.str(c.name[0]), "memory");
+  EXPECT_EQ(model.str(c.name[2]), "huge");
+  EXPECT_EQ(model.ranges.size(), 0u);
+}
+
+TEST(TraceBuilder, OrdersThreadsByBufferIndexAndKeepsProcessFacts) {
+  const TraceModel model = build({thread_events(5, 505, "late", {instant_event(100, "x")}),
+                                  thread_events(2, 202, "early", {instant_event(100, "y")})},
+                                 kWindow, /*dropped=*/17);
+  ASSERT_EQ(model.threads.size(), 2u);
+  EXPECT_EQ(model.threads[0].index, 2u);
+  EXPECT_EQ(model.threads[0].os_tid, 202);
+  EXPECT_EQ(model.threads[0].name, "early");
+  EXPECT_EQ(model.threads[1].name, "late");
+  ASSERT_EQ(model.instants.size(), 2u);
+  EXPECT_EQ(model.str(model.instants.name[0]), "y");  // the lower index's events come first
+  EXPECT_EQ(model.instants.track, (std::vector<uint32_t>{0, 1}));
+  EXPECT_EQ(model.stats.dropped_events, 17u);
+  EXPECT_EQ(model.pid, getpid());
+  EXPECT_FALSE(model.process_name.empty());
+  EXPECT_EQ(model.str(kEmptyString), "");
+}
+
+}  // namespace
+}  // namespace perfprof

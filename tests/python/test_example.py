@@ -1,0 +1,89 @@
+"""The quick-start example end to end: run directory, trace structure, HolisticTraceAnalysis."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+import perfprof
+from conftest import assert_slices_nest, events, load_trace, names, run_dirs, trace_file_of
+
+EXAMPLE = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "train_demo.py")
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory):
+    out = tmp_path_factory.mktemp("demo")
+    subprocess.run([sys.executable, EXAMPLE, "--out", str(out)], check=True, timeout=300)
+    (directory,) = run_dirs(str(out))
+    return directory
+
+
+@pytest.fixture(scope="module")
+def trace(run_dir):
+    return load_trace(trace_file_of(run_dir))
+
+
+def test_run_directory_layout(run_dir):
+    assert sorted(os.listdir(run_dir)) == ["PERFPROF_OUTPUT", "profiler_info.json", "profiler_metadata.json"]
+    assert trace_file_of(run_dir).endswith(".pt.trace.json")
+
+
+def test_only_recorded_steps_are_present(trace):
+    assert sorted(n for n in names(trace) if n.startswith("ProfilerStep#")) == ["ProfilerStep#3", "ProfilerStep#4"]
+
+
+def test_every_slice_nests_on_its_thread(trace):
+    assert_slices_nest(trace)
+    assert not events(trace, "b"), "the example has no cross-thread ranges"
+
+
+def test_training_phases_nest_inside_their_step(trace):
+    slices = events(trace, "X")
+    for step in (e for e in slices if e["name"].startswith("ProfilerStep#")):
+        inside = {e["name"] for e in slices if e["tid"] == step["tid"] and step["ts"] <= e["ts"]
+                  and e["ts"] + e["dur"] <= step["ts"] + step["dur"] and e is not step}
+        assert {"forward", "backward", "optimizer", "wait for batch"} <= inside
+
+
+def test_loader_thread_has_its_own_named_track(trace):
+    thread_names = {e["tid"]: e["args"]["name"] for e in events(trace, "M") if e["name"] == "thread_name"}
+    assert "data-loader" in thread_names.values()
+    loader_tid = next(tid for tid, name in thread_names.items() if name == "data-loader")
+    loads = [e for e in events(trace, "X") if e["tid"] == loader_tid]
+    assert loads and all(e["name"].startswith("load batch") and e["args"]["domain"] == "data" for e in loads)
+
+
+def test_marks_and_metadata(trace):
+    marks = names(trace, "i")
+    assert len(marks) == 2 and all(m.startswith("step ") for m in marks)
+    assert trace["model"] == "mlp-256-512-512-10"
+    assert trace["hyperparameters"] == {"lr": 0.001, "batch_size": 64}
+    assert trace["distributedInfo"]["rank"] == 0
+    assert trace["perfprofStats"]["dropped_events"] == 0
+
+
+def test_run_metadata_files(run_dir):
+    with open(os.path.join(run_dir, "profiler_info.json")) as f:
+        info = json.load(f)
+    assert info["config"]["activities"] == ["CPU"]
+    assert info["config"]["experimental_config"]["mstx"] is True
+    assert info["config"]["schedule"].startswith("schedule(wait=1, active=2, warmup=1")
+    assert info["versions"]["perfprof"] == perfprof.__version__
+    assert info["versions"]["torch"]
+    assert info["window"]["end_unix_ns"] > info["window"]["begin_unix_ns"]
+    with open(os.path.join(run_dir, "profiler_metadata.json")) as f:
+        metadata = json.load(f)
+    assert metadata["metadata"] == {"model": "mlp-256-512-512-10", "hyperparameters": {"lr": 0.001, "batch_size": 64}}
+    assert isinstance(metadata["environment_variables"], dict)
+
+
+def test_holistic_trace_analysis_loads_the_run(run_dir):
+    from hta.trace_analysis import TraceAnalysis
+
+    analysis = TraceAnalysis(trace_dir=perfprof.trace_dir_of(run_dir))
+    frame = analysis.t.get_trace(0)
+    step_names = {analysis.t.symbol_table.sym_table[i] for i in frame["name"].unique()}
+    # HTA leaves out the last ProfilerStep of a trace (it does so for torch.profiler traces too).
+    assert {"ProfilerStep#3", "forward", "backward", "optimizer"} <= step_names

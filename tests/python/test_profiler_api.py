@@ -1,0 +1,138 @@
+import logging
+
+import pytest
+
+import perfprof
+from perfprof import ExperimentalConfig, ExportType, GpuMetrics, ProfilerLevel
+from conftest import names
+
+
+def test_kineto_profile_start_stop(export):
+    prof = perfprof._KinetoProfile(activities=[perfprof.ProfilerActivity.CPU])
+    with perfprof.record_function("before"):
+        pass
+    prof.start()
+    with perfprof.record_function("during"):
+        pass
+    prof.stop()
+    with perfprof.record_function("after"):
+        pass
+    assert names(export(prof)) == ["during"]
+
+
+def test_only_one_profiler_collects_at_a_time():
+    with perfprof.profile():
+        with pytest.raises(RuntimeError, match="another profiler"):
+            perfprof.profile().start()
+    with perfprof.profile():  # the first one released the recorder
+        pass
+
+
+def test_activities():
+    assert perfprof.supported_activities() == [perfprof.ProfilerActivity.CPU]
+    import torch.profiler
+
+    prof = perfprof.profile(activities=[torch.profiler.ProfilerActivity.CPU, "cpu"])
+    assert prof.activities == [perfprof.ProfilerActivity.CPU]
+    with pytest.raises(ValueError, match="unknown activity"):
+        perfprof.profile(activities=["TPU"])
+    with pytest.raises(TypeError, match="activities"):
+        perfprof.profile(activities="CPU")
+
+
+@pytest.mark.parametrize("flag", ["record_shapes", "profile_memory", "with_stack", "with_flops", "with_modules"])
+def test_profile_flags_must_be_bool(flag):
+    with pytest.raises(TypeError, match=flag):
+        perfprof.profile(**{flag: 1})
+
+
+def test_profile_argument_types():
+    with pytest.raises(TypeError, match="schedule"):
+        perfprof.profile(schedule=3)
+    with pytest.raises(TypeError, match="on_trace_ready"):
+        perfprof.profile(on_trace_ready="handler")
+    with pytest.raises(TypeError, match="experimental_config"):
+        perfprof.profile(experimental_config={"mstx": True})
+
+
+def test_uncollected_options_are_logged_once(caplog):
+    caplog.set_level(logging.WARNING, logger="perfprof")
+    config = ExperimentalConfig(l2_cache=True, host_sys=["cpu"])
+    for _ in range(2):
+        with perfprof.profile(with_stack=True, experimental_config=config):
+            pass
+    text = caplog.text
+    for option in ("with_stack=True", "l2_cache", "host_sys"):
+        assert text.count(option) == 1, option
+
+
+class TestExperimentalConfig:
+    def test_defaults(self):
+        config = ExperimentalConfig()
+        assert config.export_type == [ExportType.Text]
+        assert config.profiler_level is ProfilerLevel.Level0
+        assert config.mstx is False and config.msprof_tx is False
+        assert config.gpu_metrics is GpuMetrics.GpuMetricsNone
+        assert config.data_simplification is True and config.gc_detect_threshold is None
+        assert config.uncollected_options() == []
+
+    def test_gpu_metrics_default_follows_the_level(self):
+        assert ExperimentalConfig(profiler_level=ProfilerLevel.Level1).gpu_metrics is GpuMetrics.PipeUtilization
+        assert ExperimentalConfig(profiler_level="Level2").gpu_metrics is GpuMetrics.PipeUtilization
+        assert ExperimentalConfig(profiler_level="level_none").gpu_metrics is GpuMetrics.GpuMetricsNone
+
+    def test_strings_are_accepted_for_enums(self):
+        config = ExperimentalConfig(export_type=["text", "DB"], profiler_level="Level1", gpu_metrics="Memory")
+        assert config.export_type == [ExportType.Text, ExportType.Db]
+        assert config.gpu_metrics is GpuMetrics.Memory
+
+    @pytest.mark.parametrize("field, value, error", [
+        ("export_type", ["csv"], ValueError),
+        ("export_type", [], ValueError),
+        ("export_type", 3, TypeError),
+        ("profiler_level", "Level9", ValueError),
+        ("profiler_level", 1, TypeError),
+        ("mstx", "yes", TypeError),
+        ("mstx_domain_include", "default", TypeError),
+        ("mstx_domain_exclude", [1], TypeError),
+        ("gpu_metrics", "Bogus", ValueError),
+        ("l2_cache", 1, TypeError),
+        ("op_attr", None, TypeError),
+        ("data_simplification", "false", TypeError),
+        ("record_op_args", 0, TypeError),
+        ("gc_detect_threshold", -1, ValueError),
+        ("gc_detect_threshold", "1ms", TypeError),
+        ("gc_detect_threshold", True, TypeError),
+        ("host_sys", ["gpu"], ValueError),
+        ("host_sys", "cpu", TypeError),
+        ("sys_io", 1, TypeError),
+        ("sys_interconnection", "on", TypeError),
+    ])
+    def test_bad_values_name_the_field(self, field, value, error):
+        with pytest.raises(error, match=field):
+            ExperimentalConfig(**{field: value})
+
+    def test_mstx_alias(self):
+        assert ExperimentalConfig(msprof_tx=True).mstx is True
+        with pytest.raises(ValueError, match="msprof_tx"):
+            ExperimentalConfig(mstx=True, msprof_tx=False)
+
+    def test_include_wins_over_exclude(self, caplog):
+        config = ExperimentalConfig(mstx=True, mstx_domain_include=["a"], mstx_domain_exclude=["b"])
+        assert config.mstx_domain_include == ["a"] and config.mstx_domain_exclude == []
+
+    def test_round_trip_and_equality(self):
+        config = ExperimentalConfig(mstx=True, profiler_level="Level1", gc_detect_threshold=1, host_sys=["CPU"])
+        as_dict = config.to_dict()
+        assert as_dict["host_sys"] == ["cpu"] and as_dict["gc_detect_threshold"] == 1.0
+        assert ExperimentalConfig(**as_dict) == config
+        assert "profiler_level='Level1'" in repr(config)
+
+    def test_supported_queries(self):
+        assert perfprof.supported_export_type() == [ExportType.Text]
+        assert perfprof.supported_profiler_level() == list(ProfilerLevel)
+        assert GpuMetrics.Occupancy in perfprof.supported_gpu_metrics()
+
+
+def test_spec_alias_names():
+    assert perfprof._ExperimentalConfig is ExperimentalConfig
