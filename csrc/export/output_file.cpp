@@ -3,6 +3,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
@@ -40,14 +41,31 @@ class OutputFile::Compressor {
   std::vector<Bytef> out_;
 };
 
+namespace {
+
+// Beside the target (so the final rename stays on one file system), unique per process and call.
+std::string unique_temp_path(const std::string& path) {
+  static std::atomic<uint64_t> sequence{0};
+  return fmt::format("{}.tmp{}.{}", path, getpid(), sequence.fetch_add(1));
+}
+
+}  // namespace
+
 bool OutputFile::wants_gzip(std::string_view path) {
   return path.size() >= 3 && path.substr(path.size() - 3) == ".gz";
 }
 
 OutputFile::OutputFile(std::string path, int gzip_level)
-    : path_(std::move(path)), temp_path_(fmt::format("{}.tmp{}", path_, getpid())) {
+    : path_(std::move(path)), temp_path_(unique_temp_path(path_)) {
   // The compressor first: if it throws, no file has been opened (the destructor would not run).
-  if (wants_gzip(path_)) compressor_ = std::make_unique<Compressor>(gzip_level);
+  if (wants_gzip(path_)) {
+    try {
+      compressor_ = std::make_unique<Compressor>(gzip_level);
+    } catch (const std::runtime_error&) {
+      throw std::runtime_error(
+          fmt::format("cannot compress '{}': invalid gzip level {}", path_, gzip_level));
+    }
+  }
   file_ = std::fopen(temp_path_.c_str(), "wb");
   if (!file_) fail("cannot create");
 }

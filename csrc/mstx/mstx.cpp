@@ -24,6 +24,10 @@ StringId user_annotation() {
   return id;
 }
 
+// Set in the ids of ranges whose begin was recorded: their end is recorded too, whatever domain
+// range_end is given, and the ends of filtered-out ranges are not recorded at all.
+constexpr uint64_t kBeginRecorded = Recorder::kRangeIdFreeBit;
+
 bool contains(const std::vector<std::string>& names, const std::string& name) {
   return std::find(names.begin(), names.end(), name) != names.end();
 }
@@ -75,7 +79,8 @@ void Mstx::mark(MstxDomain& domain, StringId message_id, const char* message,
 
 uint64_t Mstx::range_start(MstxDomain& domain, StringId message_id, const char* message,
                            StringId args) noexcept {
-  const uint64_t id = Recorder::next_range_id();
+  const bool recorded = recording(domain);
+  const uint64_t id = Recorder::next_range_id() | (recorded ? kBeginRecorded : 0);
   const nvtxEventAttributes_t attributes = nvtx_message(message);
   const nvtxRangeId_t nvtx_id =
       nvtxDomainRangeStartEx(static_cast<nvtxDomainHandle_t>(domain.nvtx_domain), &attributes);
@@ -88,7 +93,7 @@ uint64_t Mstx::range_start(MstxDomain& domain, StringId message_id, const char* 
       // out of memory: the NVTX range stays open in the tool; perfprof's own record is intact
     }
   }
-  if (recording(domain)) Recorder::instance().begin_range(id, message_id, user_annotation(), args);
+  if (recorded) Recorder::instance().begin_range(id, message_id, user_annotation(), args);
   return id;
 }
 
@@ -100,9 +105,9 @@ void Mstx::range_end(uint64_t range_id) noexcept {
       nvtx_ranges_.erase(it);
     }
   }
-  // Ends are recorded whatever their domain: an end without a recorded begin is dropped when
-  // the trace is built, so the filter applies through the begin.
-  if (Recorder::instance().enabled(kChannelMstx)) Recorder::instance().end_range(range_id);
+  if ((range_id & kBeginRecorded) && Recorder::instance().enabled(kChannelMstx)) {
+    Recorder::instance().end_range(range_id);
+  }
 }
 
 StringId Mstx::args_with_stream(const MstxDomain& domain, uint64_t stream) {

@@ -12,7 +12,9 @@
 namespace perfprof {
 namespace {
 
-constexpr int kRangeSeqBits = 40;
+// A range id: the thread's tag above bit 40, bit 39 free for callers, a per-thread sequence below.
+constexpr int kRangeTagShift = 40;
+constexpr uint64_t kRangeSeqMask = Recorder::kRangeIdFreeBit - 1;
 
 // Keeps the thread's buffer alive in the registry and marks it exited when the thread ends, so
 // the collector keeps its events and frees it once drained.
@@ -53,7 +55,7 @@ Recorder& Recorder::instance() {
 
 uint64_t Recorder::next_range_id() noexcept {
   if (tls_range_tag == 0) tls_range_tag = g_next_range_tag.fetch_add(1, std::memory_order_relaxed);
-  return (tls_range_tag << kRangeSeqBits) | ++tls_range_seq;
+  return (tls_range_tag << kRangeTagShift) | (++tls_range_seq & kRangeSeqMask);
 }
 
 void Recorder::counter(StringId name, double value) noexcept {

@@ -46,8 +46,10 @@ class Recorder {
   void set_channels(uint32_t mask) noexcept { channels_.store(mask, std::memory_order_relaxed); }
 
   // Unique in the process and never 0, whether or not anything is being recorded, so a range
-  // can be started on one thread and ended on another.
+  // can be started on one thread and ended on another. Bit kRangeIdFreeBit is always clear:
+  // callers may use it to tag the ids they hand out.
   static uint64_t next_range_id() noexcept;
+  static constexpr uint64_t kRangeIdFreeBit = uint64_t{1} << 39;
 
   void begin_range(uint64_t id, StringId name, StringId category, StringId args) noexcept {
     append({now_ns(), id, name, category, args, EventKind::RangeBegin, {}});

@@ -102,7 +102,8 @@ class ChromeTrace : public ::testing::Test {
     try {
       return test::parse_json(text);
     } catch (const test::JsonError& error) {
-      ADD_FAILURE() << error.what() << " near: " << text.substr(error.offset() > 40 ? error.offset() - 40 : 0, 80);
+      const size_t from = error.offset() > 40 ? error.offset() - 40 : 0;
+      ADD_FAILURE() << error.what() << " near: " << text.substr(from, 80);
       return {};
     }
   }

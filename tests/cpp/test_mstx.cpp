@@ -26,7 +26,9 @@ class MstxTest : public ::testing::Test {
   static uint64_t start(MstxDomain& domain, const std::string& message) {
     return mstx().range_start(domain, intern(message), message.c_str(), domain.args);
   }
-  static void range(MstxDomain& domain, const std::string& message) { mstx().range_end(start(domain, message)); }
+  static void range(MstxDomain& domain, const std::string& message) {
+    mstx().range_end(start(domain, message));
+  }
 
   // Names of the range begins recorded so far (consumes the recorder's events).
   static std::vector<std::string> recorded_begin_names() {
@@ -111,6 +113,16 @@ TEST_F(MstxTest, FilteredRangeLeavesNoRangeInTheTrace) {
   const TraceModel model = build_trace(Recorder::instance().collect(), {0, now_ns()});
   ASSERT_EQ(model.ranges.size(), 1u);
   EXPECT_EQ(model.str(model.ranges.name[0]), "kept range");
+  EXPECT_EQ(model.stats.unmatched_range_ends, 0u) << "a filtered range records no end either";
+}
+
+TEST_F(MstxTest, RecordedRangeEndsWhateverDomainRangeEndIsGiven) {
+  MstxDomain& kept = mstx().domain("mstx-test-kept");
+  mstx().filter_domains({"mstx-test-kept"}, {});
+  mstx().range_end(start(kept, "ended without its domain"));  // range_end takes only the id
+  const TraceModel model = build_trace(Recorder::instance().collect(), {0, now_ns()});
+  ASSERT_EQ(model.ranges.size(), 1u);
+  EXPECT_EQ(model.ranges.flags[0] & kRangeUnfinished, 0);
 }
 
 TEST_F(MstxTest, ChannelOffRecordsNothingButIdsStayUnique) {

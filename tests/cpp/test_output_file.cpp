@@ -60,7 +60,10 @@ TEST(OutputFile, GzPathWritesGzipThatZlibReads) {
   const std::string content = sample_content();
   {
     OutputFile file(path);
-    for (size_t at = 0; at < content.size(); at += 100'000) file.write(std::string_view(content).substr(at, 100'000));
+    constexpr size_t kPiece = 100'000;
+    for (size_t at = 0; at < content.size(); at += kPiece) {
+      file.write(std::string_view(content).substr(at, kPiece));
+    }
     file.commit();
   }
   const std::string raw = read_file(path);

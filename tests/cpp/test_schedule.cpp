@@ -32,8 +32,10 @@ std::vector<std::string> actions(const ScheduleSpec& spec, int64_t steps) {
 using Names = std::vector<std::string>;
 
 TEST(Schedule, WaitWarmupActiveOnceAfterSkipFirst) {
-  EXPECT_EQ(actions(make_spec(/*wait=*/1, /*warmup=*/1, /*active=*/2, /*repeat=*/1, /*skip_first=*/1), 8),
-            (Names{"NONE", "NONE", "WARMUP", "RECORD", "RECORD_AND_SAVE", "NONE", "NONE", "NONE"}));
+  const ScheduleSpec spec =
+      make_spec(/*wait=*/1, /*warmup=*/1, /*active=*/2, /*repeat=*/1, /*skip_first=*/1);
+  EXPECT_EQ(actions(spec, 8), (Names{"NONE", "NONE", "WARMUP", "RECORD", "RECORD_AND_SAVE",
+                                     "NONE", "NONE", "NONE"}));
 }
 
 TEST(Schedule, RepeatZeroCyclesForever) {

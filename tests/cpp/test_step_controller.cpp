@@ -94,7 +94,9 @@ std::vector<std::pair<int64_t, Transition>> simulate(const Schedule& schedule, i
     for (const Transition t : transitions) log.emplace_back(controller.step(), t);
   };
   note(controller.start(schedule.action_at(0)));
-  for (int i = 0; i < advances; ++i) note(controller.advance(schedule.action_at(controller.step() + 1)));
+  for (int i = 0; i < advances; ++i) {
+    note(controller.advance(schedule.action_at(controller.step() + 1)));
+  }
   note(controller.stop());
   return log;
 }

@@ -103,10 +103,11 @@ TEST(TraceBuilder, ImproperlyNestedRangeBecomesAsync) {
 }
 
 TEST(TraceBuilder, UnfinishedRangeEndsAtWindowEnd) {
-  const TraceModel model = build({thread_events(0, 101, "main",
-                                                {begin_event(100, 1, "open"), begin_event(200, 2, "closed"),
-                                                 end_event(300, 2)})},
-                                 {0, 5000});
+  const TraceModel model =
+      build({thread_events(0, 101, "main",
+                           {begin_event(100, 1, "open"), begin_event(200, 2, "closed"),
+                            end_event(300, 2)})},
+            {0, 5000});
   ASSERT_EQ(model.ranges.size(), 2u);
   expect_range(model, "open", {100, 5000, 0, 0, kRangeUnfinished});
   expect_range(model, "closed", {200, 300, 0, 0, 0});
@@ -140,7 +141,8 @@ TEST(TraceBuilder, DropsEventsBeforeTheWindow) {
 TEST(TraceBuilder, InstantsAndCountersLandInTheirTables) {
   const TraceModel model = build(
       {thread_events(0, 101, "main",
-                     {instant_event(100, "tick", "marks", "\"n\":1"), counter_event(200, "memory", 1234.5)}),
+                     {instant_event(100, "tick", "marks", "\"n\":1"),
+                      counter_event(200, "memory", 1234.5)}),
        thread_events(1, 102, "sampler",
                      {counter_event(300, "memory", -0.1), counter_event(400, "huge", 1e300)})});
   ASSERT_EQ(model.instants.size(), 1u);

@@ -7,7 +7,7 @@ import sys
 import pytest
 
 import perfprof
-from conftest import assert_slices_nest, events, load_trace, names, run_dirs, trace_file_of
+from trace_checks import assert_slices_nest, events, load_trace, names, run_dirs, trace_file_of
 
 EXAMPLE = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "train_demo.py")
 

@@ -8,7 +8,7 @@ import pytest
 
 import perfprof
 from perfprof import trace_handler
-from conftest import load_trace, names, run_dirs, trace_file_of
+from trace_checks import load_trace, names, run_dirs, trace_file_of
 
 
 def one_cycle(handler, steps=2, **profile_args):

@@ -4,7 +4,7 @@ import pytest
 
 import perfprof
 from perfprof import mstx
-from conftest import assert_slices_nest, events, names
+from trace_checks import assert_slices_nest, events, names
 
 
 def profile_with(**config):
@@ -46,7 +46,9 @@ def test_domain_include_and_exclude(export):
 
     with profile_with(mstx=True, mstx_domain_exclude=["d2"]) as prof:
         mark_all()
-    assert sorted(names(export(prof, "exclude.json"), "i")) == ["m-d1", "m-default"]
+    trace = export(prof, "exclude.json")
+    assert sorted(names(trace, "i")) == ["m-d1", "m-default"]
+    assert trace["perfprofStats"]["unmatched_range_ends"] == 0, "filtered ranges leave no stray ends"
 
     with profile_with(mstx=True) as prof:
         mark_all()

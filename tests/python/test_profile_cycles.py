@@ -5,7 +5,7 @@ import pytest
 import torch.profiler
 
 import perfprof
-from conftest import load_trace, names, run_dirs, trace_file_of
+from trace_checks import load_trace, names, run_dirs, trace_file_of
 
 
 def run_perfprof(schedule_args, steps, on_trace_ready):

@@ -4,7 +4,7 @@ import pytest
 
 import perfprof
 from perfprof import ExperimentalConfig, ExportType, GpuMetrics, ProfilerLevel
-from conftest import names
+from trace_checks import names
 
 
 def test_kineto_profile_start_stop(export):

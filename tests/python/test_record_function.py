@@ -4,7 +4,7 @@ import threading
 import pytest
 
 import perfprof
-from conftest import assert_slices_nest, events, names
+from trace_checks import assert_slices_nest, events, names
 
 
 def test_context_manager_nesting_and_args(export):
