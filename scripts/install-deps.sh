@@ -8,14 +8,18 @@ cd "$(dirname "$0")/.."
 with_tests=0
 [[ "${1:-}" == "--test" ]] && with_tests=1
 
-packages=(cmake g++ libfmt-dev zlib1g-dev)
-((with_tests)) && packages+=(libgtest-dev)
+libraries=(libfmt-dev zlib1g-dev)
+((with_tests)) && libraries+=(libgtest-dev)
 sudo=""
 [[ $(id -u) -ne 0 ]] && sudo="sudo"
 missing=()
-for package in "${packages[@]}"; do
+for package in "${libraries[@]}"; do
   dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")
 done
+# Tools may come from elsewhere (cmake from pip, a newer compiler): only install what is absent.
+command -v cmake >/dev/null || missing+=(cmake)
+command -v g++ >/dev/null || missing+=(g++)
+command -v make >/dev/null || missing+=(make)
 if ((${#missing[@]})); then
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}"
