@@ -1,0 +1,1114 @@
+// libperfprof_fake_cupti: a test double of libcupti's activity API for machines without a GPU.
+//
+// It implements, from the public CUPTI headers, the CUPTI entry points perfprof calls, and
+// delivers synthetic activity records through the client's real buffer callbacks the way CUPTI
+// does: records are packed into the current client buffer (each on an 8-byte boundary); when a
+// record does not fit, that buffer is completed and a new one requested; completed buffers are
+// handed to the completion callback on one background worker thread, and cuptiActivityFlushAll
+// hands over the partly filled one on the calling thread. The simulated CUDA calls come from the
+// control API in fake_cupti_control.h.
+//
+// Concurrency: all state sits behind one mutex, and no client callback (buffer request, buffer
+// completion, timestamp) is ever called with it held, so clients may call back into the double.
+#include <cupti_activity.h>
+#include <cupti_result.h>
+#include <cupti_runtime_cbid.h>
+#include <cupti_version.h>
+
+#include <pthread.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <bitset>
+#include <condition_variable>
+#include <cstdint>
+#include <cstring>
+#include <ctime>
+#include <deque>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <type_traits>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "fake_cupti_control.h"
+#include "fake_cupti_records.h"
+
+namespace fake_cupti {
+namespace {
+
+constexpr uint64_t kApiDurationNs = 2'000;    // host time of a simulated asynchronous API call
+constexpr uint64_t kLaunchLatencyNs = 1'000;  // from the end of that call to its device work
+constexpr uint32_t kFirstVersionWithStructSizes = 130000;  // see cuptiActivityGetStructSize
+
+using KindSet = std::bitset<CUPTI_ACTIVITY_KIND_COUNT>;
+
+// --- Small helpers ---------------------------------------------------------------------------
+
+// CUPTI's default normalised clock on Linux.
+uint64_t realtime_ns() {
+  timespec now{};
+  clock_gettime(CLOCK_REALTIME, &now);
+  return static_cast<uint64_t>(now.tv_sec) * 1'000'000'000u + static_cast<uint64_t>(now.tv_nsec);
+}
+
+uint64_t read_clock(CUpti_TimestampCallbackFunc timestamp_callback) {
+  return timestamp_callback ? timestamp_callback() : realtime_ns();
+}
+
+uint32_t current_thread_id(CUpti_ActivityThreadIdType type) {
+  if (type == CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM) {
+    return static_cast<uint32_t>(syscall(SYS_gettid));
+  }
+  return static_cast<uint32_t>(pthread_self());
+}
+
+bool is_activity_kind(CUpti_ActivityKind kind) {
+  return kind > CUPTI_ACTIVITY_KIND_INVALID && kind < CUPTI_ACTIVITY_KIND_COUNT;
+}
+
+bool is_external_kind(int kind) {
+  return kind > CUPTI_EXTERNAL_CORRELATION_KIND_INVALID &&
+         kind < CUPTI_EXTERNAL_CORRELATION_KIND_SIZE;
+}
+
+// The first record of a buffer starts at its first 8-byte boundary.
+uint8_t* first_record_address(uint8_t* buffer) {
+  const auto misalignment = reinterpret_cast<uintptr_t>(buffer) % ACTIVITY_RECORD_ALIGNMENT;
+  return misalignment == 0 ? buffer : buffer + (ACTIVITY_RECORD_ALIGNMENT - misalignment);
+}
+
+// The kind kernel records get: CONCURRENT_KERNEL if enabled, else KERNEL if enabled.
+CUpti_ActivityKind kernel_kind(const KindSet& enabled) {
+  for (const CUpti_ActivityKind kind :
+       {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_KERNEL}) {
+    if (enabled.test(kind)) return kind;
+  }
+  return CUPTI_ACTIVITY_KIND_INVALID;  // matches no enabled kind
+}
+
+class ScopedFlag {
+ public:
+  explicit ScopedFlag(bool& flag) : flag_(flag) { flag_ = true; }
+  ~ScopedFlag() { flag_ = false; }
+  ScopedFlag(const ScopedFlag&) = delete;
+  ScopedFlag& operator=(const ScopedFlag&) = delete;
+
+ private:
+  bool& flag_;
+};
+
+// --- Client buffers --------------------------------------------------------------------------
+
+// A buffer the client lent the double, with the records packed into it so far.
+class Buffer {
+ public:
+  Buffer(uint8_t* data, size_t size, size_t max_records)
+      : data_(data),
+        size_(size),
+        max_records_(max_records),
+        used_(static_cast<size_t>(first_record_address(data) - data)) {}
+
+  bool has_room_for(size_t record_size) const { return !is_full() && used_ + record_size <= size_; }
+  // Holds the most records the client asked for (maxNumRecords, 0 meaning no limit).
+  bool is_full() const { return max_records_ != 0 && records_ >= max_records_; }
+
+  // Record sizes are multiples of 8 (see pack), so every record starts on an 8-byte boundary.
+  void append(const Record& record) {
+    std::memcpy(data_ + used_, record.data(), record.size());
+    used_ += record.size();
+    ++records_;
+  }
+
+  uint8_t* data() const { return data_; }
+  size_t size() const { return size_; }
+  size_t valid_size() const { return records_ == 0 ? 0 : used_; }
+  size_t records() const { return records_; }
+
+ private:
+  uint8_t* data_;
+  size_t size_;
+  size_t max_records_;
+  size_t used_;
+  size_t records_ = 0;
+};
+
+// --- Per-thread state ------------------------------------------------------------------------
+
+// The calling thread's external-correlation id stacks, one per kind. Only touched with the
+// double's mutex held; stacks from before the last reset (an older generation) count as empty.
+struct ExternalIdStacks {
+  uint64_t generation = 0;
+  std::vector<uint64_t> by_kind[CUPTI_EXTERNAL_CORRELATION_KIND_SIZE];
+};
+thread_local ExternalIdStacks t_external_ids;
+
+// True while this thread runs a buffer completion callback: waiting there for deliveries to
+// finish would wait for itself.
+thread_local bool t_in_completion_callback = false;
+
+// What one simulated API call needs from the double's state, taken in one go.
+struct CallSetup {
+  uint32_t correlation_id = 0;
+  uint32_t thread_id = 0;
+  KindSet enabled;
+  CUpti_TimestampCallbackFunc timestamp_callback = nullptr;
+  // (kind, top of stack) for every non-empty external-id stack of the calling thread.
+  std::vector<std::pair<CUpti_ExternalCorrelationKind, uint64_t>> external_ids;
+};
+
+struct Counters {
+  size_t buffers_requested = 0;
+  size_t buffers_completed = 0;
+  size_t records_delivered = 0;
+};
+
+// --- The double ------------------------------------------------------------------------------
+
+class FakeCupti {
+ public:
+  FakeCupti() = default;
+  ~FakeCupti() { stop_worker(); }
+  FakeCupti(const FakeCupti&) = delete;
+  FakeCupti& operator=(const FakeCupti&) = delete;
+
+  // Configuration.
+  std::optional<CUptiResult> injected_failure(const char* function);
+  void inject_failure(const char* function, CUptiResult result);
+  uint32_t version();
+  void set_version(uint32_t version);
+  void register_buffer_callbacks(CUpti_BuffersCallbackRequestFunc request,
+                                 CUpti_BuffersCallbackCompleteFunc complete);
+  CUptiResult enable(CUpti_ActivityKind kind);
+  CUptiResult disable(CUpti_ActivityKind kind);
+  void set_launch_attributes(bool enabled);
+  void set_timestamp_callback(CUpti_TimestampCallbackFunc callback);
+  uint64_t now();
+  void set_thread_id_type(CUpti_ActivityThreadIdType type);
+  CUpti_ActivityThreadIdType thread_id_type();
+  void push_external_id(CUpti_ExternalCorrelationKind kind, uint64_t id);
+  std::optional<uint64_t> pop_external_id(CUpti_ExternalCorrelationKind kind);
+  int external_stack_depth(CUpti_ExternalCorrelationKind kind);
+  void add_device(DeviceDescription device);
+  const char* intern(const char* text);  // a copy kept for the process lifetime
+
+  // Records.
+  CallSetup begin_call();
+  void store(const Record& record);
+  void drop_next(uint32_t count);
+  size_t take_dropped(CUcontext context);
+
+  // Delivery and lifetime.
+  CUptiResult flush_all();
+  void finalize();
+  void reset();
+  Counters counters();
+
+ private:
+  using Lock = std::unique_lock<std::mutex>;
+
+  // Everything fake_cupti_reset forgets.
+  struct Settings {
+    KindSet enabled;
+    std::map<std::string, CUptiResult> failures;
+    uint32_t version = CUPTI_API_VERSION;
+    CUpti_BuffersCallbackRequestFunc request = nullptr;
+    CUpti_BuffersCallbackCompleteFunc complete = nullptr;
+    CUpti_TimestampCallbackFunc timestamp = nullptr;
+    CUpti_ActivityThreadIdType thread_id_type = CUPTI_ACTIVITY_THREAD_ID_TYPE_DEFAULT;
+    bool launch_attributes = false;  // stored only: kernel records always carry launch config
+    std::vector<DeviceDescription> devices;
+    uint32_t drop_next = 0;
+    size_t dropped = 0;  // global queue (NULL context), since the last query
+    Counters counters;
+  };
+
+  // Methods taking a Lock are called and return with it held; they may release it meanwhile.
+  ExternalIdStacks& external_ids_locked();
+  std::vector<Record> device_records_locked() const;
+  bool install_buffer(Lock& lock, size_t record_size);
+  void retire_current_locked();
+  void queue_for_delivery_locked(Buffer buffer);
+  void deliver(Lock& lock, Buffer buffer);
+  void wait_until_idle(Lock& lock);
+  void worker_main();
+  void stop_worker();
+
+  std::mutex mutex_;
+  Settings settings_;
+  uint64_t generation_ = 1;                  // of the external-id stacks; bumped by reset
+  uint32_t next_correlation_id_ = 1;         // process-wide, never reset
+  std::unordered_set<std::string> strings_;  // kernel and device names; never freed
+
+  std::optional<Buffer> current_;  // being filled
+  std::deque<Buffer> pending_;     // completed, waiting for the worker
+  size_t in_flight_ = 0;           // buffers inside a completion callback right now
+  bool stopping_ = false;
+  std::thread worker_;
+  std::condition_variable work_cv_;  // pending_ grew, or stopping_
+  std::condition_variable idle_cv_;  // a delivery finished
+};
+
+FakeCupti& fake() {
+  static FakeCupti instance;
+  return instance;
+}
+
+std::optional<CUptiResult> FakeCupti::injected_failure(const char* function) {
+  Lock lock(mutex_);
+  const auto found = settings_.failures.find(function);
+  if (found == settings_.failures.end()) return std::nullopt;
+  return found->second;
+}
+
+void FakeCupti::inject_failure(const char* function, CUptiResult result) {
+  Lock lock(mutex_);
+  if (result == CUPTI_SUCCESS) {
+    settings_.failures.erase(function);
+  } else {
+    settings_.failures[function] = result;
+  }
+}
+
+uint32_t FakeCupti::version() {
+  Lock lock(mutex_);
+  return settings_.version;
+}
+
+void FakeCupti::set_version(uint32_t version) {
+  Lock lock(mutex_);
+  settings_.version = version;
+}
+
+void FakeCupti::register_buffer_callbacks(CUpti_BuffersCallbackRequestFunc request,
+                                          CUpti_BuffersCallbackCompleteFunc complete) {
+  Lock lock(mutex_);
+  settings_.request = request;
+  settings_.complete = complete;
+}
+
+CUptiResult FakeCupti::enable(CUpti_ActivityKind kind) {
+  if (!is_activity_kind(kind)) return CUPTI_ERROR_INVALID_KIND;
+  if (!record_size(kind)) return CUPTI_ERROR_NOT_SUPPORTED;
+  std::vector<Record> device_records;
+  {
+    Lock lock(mutex_);
+    const bool newly_enabled = !settings_.enabled.test(kind);
+    settings_.enabled.set(kind);
+    // Like cuptiActivityEnableAndDump: the devices already known are reported at once.
+    if (kind == CUPTI_ACTIVITY_KIND_DEVICE && newly_enabled) {
+      device_records = device_records_locked();
+    }
+  }
+  for (const Record& record : device_records) store(record);
+  return CUPTI_SUCCESS;
+}
+
+CUptiResult FakeCupti::disable(CUpti_ActivityKind kind) {
+  if (!is_activity_kind(kind)) return CUPTI_ERROR_INVALID_KIND;
+  if (!record_size(kind)) return CUPTI_ERROR_NOT_SUPPORTED;
+  Lock lock(mutex_);
+  settings_.enabled.reset(kind);
+  return CUPTI_SUCCESS;
+}
+
+void FakeCupti::set_launch_attributes(bool enabled) {
+  Lock lock(mutex_);
+  settings_.launch_attributes = enabled;
+}
+
+void FakeCupti::set_timestamp_callback(CUpti_TimestampCallbackFunc callback) {
+  Lock lock(mutex_);
+  settings_.timestamp = callback;
+}
+
+uint64_t FakeCupti::now() {
+  CUpti_TimestampCallbackFunc callback = nullptr;
+  {
+    Lock lock(mutex_);
+    callback = settings_.timestamp;
+  }
+  return read_clock(callback);
+}
+
+void FakeCupti::set_thread_id_type(CUpti_ActivityThreadIdType type) {
+  Lock lock(mutex_);
+  settings_.thread_id_type = type;
+}
+
+CUpti_ActivityThreadIdType FakeCupti::thread_id_type() {
+  Lock lock(mutex_);
+  return settings_.thread_id_type;
+}
+
+ExternalIdStacks& FakeCupti::external_ids_locked() {
+  if (t_external_ids.generation != generation_) {
+    for (auto& stack : t_external_ids.by_kind) stack.clear();
+    t_external_ids.generation = generation_;
+  }
+  return t_external_ids;
+}
+
+void FakeCupti::push_external_id(CUpti_ExternalCorrelationKind kind, uint64_t id) {
+  Lock lock(mutex_);
+  external_ids_locked().by_kind[kind].push_back(id);
+}
+
+std::optional<uint64_t> FakeCupti::pop_external_id(CUpti_ExternalCorrelationKind kind) {
+  Lock lock(mutex_);
+  std::vector<uint64_t>& stack = external_ids_locked().by_kind[kind];
+  if (stack.empty()) return std::nullopt;
+  const uint64_t id = stack.back();
+  stack.pop_back();
+  return id;
+}
+
+int FakeCupti::external_stack_depth(CUpti_ExternalCorrelationKind kind) {
+  Lock lock(mutex_);
+  return static_cast<int>(external_ids_locked().by_kind[kind].size());
+}
+
+std::vector<Record> FakeCupti::device_records_locked() const {
+  std::vector<Record> records;
+  for (const DeviceDescription& device : settings_.devices) {
+    records.push_back(pack(device_record(device)));
+  }
+  return records;
+}
+
+void FakeCupti::add_device(DeviceDescription device) {
+  device.name = intern(device.name);
+  bool report_now = false;
+  {
+    Lock lock(mutex_);
+    auto& devices = settings_.devices;
+    auto same_id = [&](const DeviceDescription& known) { return known.id == device.id; };
+    devices.erase(std::remove_if(devices.begin(), devices.end(), same_id), devices.end());
+    devices.push_back(device);
+    report_now = settings_.enabled.test(CUPTI_ACTIVITY_KIND_DEVICE);
+  }
+  if (report_now) store(pack(device_record(device)));
+}
+
+const char* FakeCupti::intern(const char* text) {
+  Lock lock(mutex_);
+  return strings_.insert(text ? text : "").first->c_str();
+}
+
+CallSetup FakeCupti::begin_call() {
+  Lock lock(mutex_);
+  CallSetup setup;
+  setup.correlation_id = next_correlation_id_++;
+  setup.thread_id = current_thread_id(settings_.thread_id_type);
+  setup.enabled = settings_.enabled;
+  setup.timestamp_callback = settings_.timestamp;
+  const ExternalIdStacks& stacks = external_ids_locked();
+  for (int kind = 0; kind < CUPTI_EXTERNAL_CORRELATION_KIND_SIZE; ++kind) {
+    if (!stacks.by_kind[kind].empty()) {
+      setup.external_ids.emplace_back(static_cast<CUpti_ExternalCorrelationKind>(kind),
+                                      stacks.by_kind[kind].back());
+    }
+  }
+  return setup;
+}
+
+void FakeCupti::store(const Record& record) {
+  Lock lock(mutex_);
+  if (settings_.drop_next > 0) {
+    --settings_.drop_next;
+    ++settings_.dropped;
+    return;
+  }
+  if (!current_ || !current_->has_room_for(record.size())) {
+    retire_current_locked();
+    if (!install_buffer(lock, record.size())) {
+      ++settings_.dropped;
+      return;
+    }
+  }
+  current_->append(record);
+  if (current_->is_full()) retire_current_locked();
+}
+
+// Asks the client for a buffer with room for a record of `record_size` bytes and makes it the
+// current one. False if the client has none to give.
+bool FakeCupti::install_buffer(Lock& lock, size_t record_size) {
+  const CUpti_BuffersCallbackRequestFunc request = settings_.request;
+  if (!request) return false;
+  uint8_t* data = nullptr;
+  size_t size = 0;
+  size_t max_records = 0;
+  lock.unlock();
+  request(&data, &size, &max_records);
+  lock.lock();
+  ++settings_.counters.buffers_requested;
+  if (!data) return false;
+  Buffer buffer(data, size, max_records);
+  if (!buffer.has_room_for(record_size)) {
+    queue_for_delivery_locked(buffer);  // no use to us: hand it back empty
+    return false;
+  }
+  retire_current_locked();  // another thread may have installed one meanwhile
+  current_ = buffer;
+  return true;
+}
+
+void FakeCupti::retire_current_locked() {
+  if (!current_) return;
+  queue_for_delivery_locked(*current_);
+  current_.reset();
+}
+
+void FakeCupti::queue_for_delivery_locked(Buffer buffer) {
+  pending_.push_back(buffer);
+  if (!worker_.joinable()) worker_ = std::thread(&FakeCupti::worker_main, this);
+  work_cv_.notify_one();
+}
+
+// Hands `buffer` to the completion callback on the calling thread.
+void FakeCupti::deliver(Lock& lock, Buffer buffer) {
+  const CUpti_BuffersCallbackCompleteFunc complete = settings_.complete;
+  ++in_flight_;
+  lock.unlock();
+  if (complete) {
+    ScopedFlag in_callback(t_in_completion_callback);
+    complete(nullptr, 0, buffer.data(), buffer.size(), buffer.valid_size());
+  }
+  lock.lock();
+  --in_flight_;
+  if (complete) {
+    ++settings_.counters.buffers_completed;
+    settings_.counters.records_delivered += buffer.records();
+  }
+  idle_cv_.notify_all();
+}
+
+// Waits until no completed buffer is waiting or being delivered. From inside a completion
+// callback it returns at once: that delivery cannot finish before the callback returns.
+void FakeCupti::wait_until_idle(Lock& lock) {
+  if (t_in_completion_callback) return;
+  idle_cv_.wait(lock, [this] { return pending_.empty() && in_flight_ == 0; });
+}
+
+void FakeCupti::worker_main() {
+  pthread_setname_np(pthread_self(), "fake-cupti");
+  Lock lock(mutex_);
+  for (;;) {
+    work_cv_.wait(lock, [this] { return stopping_ || !pending_.empty(); });
+    if (stopping_) return;
+    Buffer buffer = pending_.front();
+    pending_.pop_front();
+    deliver(lock, buffer);
+  }
+}
+
+// At unload or exit: buffers not yet delivered are abandoned, as the client may be gone.
+void FakeCupti::stop_worker() {
+  {
+    Lock lock(mutex_);
+    stopping_ = true;
+  }
+  work_cv_.notify_all();
+  if (!worker_.joinable()) return;
+  if (worker_.get_id() == std::this_thread::get_id()) {
+    worker_.detach();  // the process exits from a completion callback
+  } else {
+    worker_.join();
+  }
+}
+
+void FakeCupti::drop_next(uint32_t count) {
+  Lock lock(mutex_);
+  settings_.drop_next = count;
+}
+
+// All buffers are global (as in CUPTI since 6.0), so drops are counted on the global queue,
+// queried with a NULL context (streamId is then irrelevant). No context has a queue of its own.
+size_t FakeCupti::take_dropped(CUcontext context) {
+  if (context != nullptr) return 0;
+  Lock lock(mutex_);
+  return std::exchange(settings_.dropped, 0);
+}
+
+CUptiResult FakeCupti::flush_all() {
+  if (t_in_completion_callback) return CUPTI_ERROR_INVALID_OPERATION;  // CUPTI forbids it too
+  Lock lock(mutex_);
+  if (!settings_.complete) return CUPTI_ERROR_INVALID_OPERATION;
+  wait_until_idle(lock);  // the older, full buffers first
+  if (current_) {
+    Buffer buffer = *current_;
+    current_.reset();
+    deliver(lock, buffer);
+  }
+  wait_until_idle(lock);  // and whatever other threads completed meanwhile
+  return CUPTI_SUCCESS;
+}
+
+// Completed buffers still reach the client; the partly filled one is abandoned, as its records
+// were never flushed. No client callback runs once this returns.
+void FakeCupti::finalize() {
+  Lock lock(mutex_);
+  current_.reset();
+  wait_until_idle(lock);
+  settings_.enabled.reset();
+  settings_.request = nullptr;
+  settings_.complete = nullptr;
+  settings_.timestamp = nullptr;
+}
+
+void FakeCupti::reset() {
+  Lock lock(mutex_);
+  current_.reset();
+  pending_.clear();
+  wait_until_idle(lock);  // for a delivery in progress
+  settings_ = Settings{};
+  ++generation_;
+}
+
+Counters FakeCupti::counters() {
+  Lock lock(mutex_);
+  return settings_.counters;
+}
+
+// --- Simulated CUDA calls --------------------------------------------------------------------
+
+// Collects the records of one simulated call, keeping only those of enabled kinds.
+class CallRecords {
+ public:
+  explicit CallRecords(const KindSet& enabled) : enabled_(enabled) {}
+
+  template <typename T>
+  void add(const T& record) {
+    if (enabled_.test(record.kind)) records_.push_back(pack(record));
+  }
+
+  const KindSet& enabled() const { return enabled_; }
+  const std::vector<Record>& records() const { return records_; }
+
+ private:
+  KindSet enabled_;
+  std::vector<Record> records_;
+};
+
+// Adds the device-side records of a call, if it has any.
+using DeviceWork = std::function<void(const ApiCall&, CallRecords&)>;
+
+// Simulates one CUDA API call by the calling thread: its external correlation records, its API
+// record (kind RUNTIME or DRIVER) lasting api_duration_ns, then its device work. Returns its
+// correlation id.
+uint32_t simulate_call(CUpti_ActivityKind api_kind, CUpti_CallbackId cbid, uint64_t api_duration_ns,
+                       const DeviceWork& device_work = nullptr) {
+  FakeCupti& cupti = fake();
+  const CallSetup setup = cupti.begin_call();
+  ApiCall call;
+  call.correlation_id = setup.correlation_id;
+  call.start = read_clock(setup.timestamp_callback);
+  call.end = call.start + api_duration_ns;
+  call.process_id = static_cast<uint32_t>(getpid());
+  call.thread_id = setup.thread_id;
+
+  CallRecords records(setup.enabled);
+  for (const auto& [external_kind, external_id] : setup.external_ids) {
+    records.add(external_correlation_record(external_kind, external_id, call.correlation_id));
+  }
+  records.add(api_record(api_kind, cbid, call));
+  if (device_work) device_work(call, records);
+
+  for (const Record& record : records.records()) cupti.store(record);
+  // A real call holds its thread for as long as its record says; so does the simulated one, so
+  // that what the caller records next does not start inside it.
+  while (read_clock(setup.timestamp_callback) < call.end) {
+  }
+  return call.correlation_id;
+}
+
+uint32_t simulate_runtime_call(CUpti_CallbackId cbid, const DeviceWork& device_work) {
+  return simulate_call(CUPTI_ACTIVITY_KIND_RUNTIME, cbid, kApiDurationNs, device_work);
+}
+
+// Work an asynchronous call queued on a stream starts shortly after the call returns.
+// Work on one stream runs in launch order, as on a GPU: it starts after its launch and after
+// the stream's previous work.
+DeviceSpan queued_after(const ApiCall& call, uint32_t device, uint32_t context, uint32_t stream,
+                        uint64_t duration_ns) {
+  static std::mutex mutex;
+  static std::map<std::pair<uint32_t, uint32_t>, uint64_t> stream_busy_until;
+  std::lock_guard<std::mutex> lock(mutex);
+  uint64_t& busy_until = stream_busy_until[{device, stream}];
+  const uint64_t start = std::max(call.end + kLaunchLatencyNs, busy_until);
+  busy_until = start + duration_ns;
+  return DeviceSpan{device, context, stream, start, start + duration_ns};
+}
+
+// --- Entry point plumbing --------------------------------------------------------------------
+
+// Runs the body of the CUPTI entry point `function`: an injected failure wins, and no
+// exception crosses the C boundary.
+template <typename Body>
+CUptiResult cupti_entry(const char* function, Body&& body) noexcept {
+  try {
+    if (const auto failure = fake().injected_failure(function)) return *failure;
+    return body(fake());
+  } catch (...) {
+    return CUPTI_ERROR_UNKNOWN;
+  }
+}
+
+// Runs the body of a control function; on an exception it returns a zero value.
+template <typename Body>
+auto control_entry(Body&& body) noexcept -> decltype(body(fake())) {
+  try {
+    return body(fake());
+  } catch (...) {
+    if constexpr (!std::is_void_v<decltype(body(fake()))>) return {};
+  }
+}
+
+struct ResultName {
+  CUptiResult result;
+  const char* name;
+};
+
+#define FAKE_CUPTI_RESULT_NAME(result) \
+  ResultName { result, #result }
+constexpr ResultName kResultNames[] = {
+    FAKE_CUPTI_RESULT_NAME(CUPTI_SUCCESS),
+    FAKE_CUPTI_RESULT_NAME(CUPTI_ERROR_INVALID_PARAMETER),
+    FAKE_CUPTI_RESULT_NAME(CUPTI_ERROR_INVALID_DEVICE),
+    FAKE_CUPTI_RESULT_NAME(CUPTI_ERROR_INVALID_CONTEXT),
+    FAKE_CUPTI_RESULT_NAME(CUPTI_ERROR_INVALID_EVENT_DOMAIN_ID),
+    FAKE_CUPTI_RESULT_NAME(CUPTI_ERROR_INVALID_EVENT_ID),
+    FAKE_CUPTI_RESULT_NAME(CUPTI_ERROR_INVALID_EVENT_NAME),
+    FAKE_CUPTI_RESULT_NAME(CUPTI_ERROR_INVALID_OPERATION),
+    FAKE_CUPTI_RESULT_NAME(CUPTI_ERROR_OUT_OF_MEMORY),
+    FAKE_CUPTI_RESULT_NAME(CUPTI_ERROR_HARDWARE),
+    FAKE_CUPTI_RESULT_NAME(CUPTI_ERROR_PARAMETER_SIZE_NOT_SUFFICIENT),
+    FAKE_CUPTI_RESULT_NAME(CUPTI_ERROR_API_NOT_IMPLEMENTED),
+    FAKE_CUPTI_RESULT_NAME(CUPTI_ERROR_MAX_LIMIT_REACHED),
+    FAKE_CUPTI_RESULT_NAME(CUPTI_ERROR_NOT_READY),
+    FAKE_CUPTI_RESULT_NAME(CUPTI_ERROR_NOT_COMPATIBLE),
+    FAKE_CUPTI_RESULT_NAME(CUPTI_ERROR_NOT_INITIALIZED),
+    FAKE_CUPTI_RESULT_NAME(CUPTI_ERROR_INVALID_METRIC_ID),
+    FAKE_CUPTI_RESULT_NAME(CUPTI_ERROR_INVALID_METRIC_NAME),
+    FAKE_CUPTI_RESULT_NAME(CUPTI_ERROR_QUEUE_EMPTY),
+    FAKE_CUPTI_RESULT_NAME(CUPTI_ERROR_INVALID_HANDLE),
+    FAKE_CUPTI_RESULT_NAME(CUPTI_ERROR_INVALID_STREAM),
+    FAKE_CUPTI_RESULT_NAME(CUPTI_ERROR_INVALID_KIND),
+    FAKE_CUPTI_RESULT_NAME(CUPTI_ERROR_INVALID_EVENT_VALUE),
+    FAKE_CUPTI_RESULT_NAME(CUPTI_ERROR_DISABLED),
+    FAKE_CUPTI_RESULT_NAME(CUPTI_ERROR_INVALID_MODULE),
+    FAKE_CUPTI_RESULT_NAME(CUPTI_ERROR_INVALID_METRIC_VALUE),
+    FAKE_CUPTI_RESULT_NAME(CUPTI_ERROR_HARDWARE_BUSY),
+    FAKE_CUPTI_RESULT_NAME(CUPTI_ERROR_NOT_SUPPORTED),
+    FAKE_CUPTI_RESULT_NAME(CUPTI_ERROR_UM_PROFILING_NOT_SUPPORTED),
+    FAKE_CUPTI_RESULT_NAME(CUPTI_ERROR_UM_PROFILING_NOT_SUPPORTED_ON_DEVICE),
+    FAKE_CUPTI_RESULT_NAME(CUPTI_ERROR_UM_PROFILING_NOT_SUPPORTED_ON_NON_P2P_DEVICES),
+    FAKE_CUPTI_RESULT_NAME(CUPTI_ERROR_UM_PROFILING_NOT_SUPPORTED_WITH_MPS),
+    FAKE_CUPTI_RESULT_NAME(CUPTI_ERROR_CDP_TRACING_NOT_SUPPORTED),
+    FAKE_CUPTI_RESULT_NAME(CUPTI_ERROR_VIRTUALIZED_DEVICE_NOT_SUPPORTED),
+    FAKE_CUPTI_RESULT_NAME(CUPTI_ERROR_CUDA_COMPILER_NOT_COMPATIBLE),
+    FAKE_CUPTI_RESULT_NAME(CUPTI_ERROR_INSUFFICIENT_PRIVILEGES),
+    FAKE_CUPTI_RESULT_NAME(CUPTI_ERROR_OLD_PROFILER_API_INITIALIZED),
+    FAKE_CUPTI_RESULT_NAME(CUPTI_ERROR_OPENACC_UNDEFINED_ROUTINE),
+    FAKE_CUPTI_RESULT_NAME(CUPTI_ERROR_LEGACY_PROFILER_NOT_SUPPORTED),
+    FAKE_CUPTI_RESULT_NAME(CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED),
+    FAKE_CUPTI_RESULT_NAME(CUPTI_ERROR_VIRTUALIZED_DEVICE_INSUFFICIENT_PRIVILEGES),
+    FAKE_CUPTI_RESULT_NAME(CUPTI_ERROR_CONFIDENTIAL_COMPUTING_NOT_SUPPORTED),
+    FAKE_CUPTI_RESULT_NAME(CUPTI_ERROR_CMP_DEVICE_NOT_SUPPORTED),
+    FAKE_CUPTI_RESULT_NAME(CUPTI_ERROR_MIG_DEVICE_NOT_SUPPORTED),
+    FAKE_CUPTI_RESULT_NAME(CUPTI_ERROR_SLI_DEVICE_NOT_SUPPORTED),
+    FAKE_CUPTI_RESULT_NAME(CUPTI_ERROR_WSL_DEVICE_NOT_SUPPORTED),
+    FAKE_CUPTI_RESULT_NAME(CUPTI_ERROR_INVALID_CHIP_NAME),
+    FAKE_CUPTI_RESULT_NAME(CUPTI_ERROR_HES_TRACE_NOT_SUPPORTED_ON_MPS),
+    FAKE_CUPTI_RESULT_NAME(CUPTI_ERROR_UNKNOWN),
+};
+#undef FAKE_CUPTI_RESULT_NAME
+
+const char* result_name(CUptiResult result) {
+  for (const ResultName& entry : kResultNames) {
+    if (entry.result == result) return entry.name;
+  }
+  return nullptr;
+}
+
+CUptiResult next_record(uint8_t* buffer, size_t valid_size, CUpti_Activity** record) {
+  if (!buffer || !record) return CUPTI_ERROR_INVALID_PARAMETER;
+  uint8_t* const end = buffer + valid_size;
+  uint8_t* next = first_record_address(buffer);
+  if (*record) {
+    auto* const previous = reinterpret_cast<uint8_t*>(*record);
+    if (previous < buffer || previous >= end) return CUPTI_ERROR_INVALID_PARAMETER;
+    const auto previous_size = record_size((*record)->kind);
+    if (!previous_size) return CUPTI_ERROR_INVALID_KIND;
+    next = previous + *previous_size;
+  }
+  if (next >= end) return CUPTI_ERROR_MAX_LIMIT_REACHED;
+  if (static_cast<size_t>(end - next) < sizeof(CUpti_Activity)) return CUPTI_ERROR_INVALID_KIND;
+  CUpti_ActivityKind kind;
+  std::memcpy(&kind, next, sizeof(kind));
+  const auto size = record_size(kind);
+  if (!size || *size > static_cast<size_t>(end - next)) return CUPTI_ERROR_INVALID_KIND;
+  *record = reinterpret_cast<CUpti_Activity*>(next);
+  return CUPTI_SUCCESS;
+}
+
+CUptiResult struct_size(CUpti_ActivityKind kind, uint32_t version, size_t* size) {
+  if (!size) return CUPTI_ERROR_INVALID_PARAMETER;
+  if (version != 0 && version < kFirstVersionWithStructSizes) return CUPTI_ERROR_NOT_SUPPORTED;
+  if (!is_activity_kind(kind)) return CUPTI_ERROR_INVALID_KIND;
+  const auto bytes = record_size(kind);
+  if (!bytes) return CUPTI_ERROR_NOT_SUPPORTED;  // a real kind, but not one the double writes
+  *size = *bytes;
+  return CUPTI_SUCCESS;
+}
+
+}  // namespace
+}  // namespace fake_cupti
+
+using fake_cupti::control_entry;
+using fake_cupti::cupti_entry;
+using fake_cupti::FakeCupti;
+
+// --- CUPTI entry points (declared, with default visibility, by the CUPTI headers) ------------
+
+extern "C" {
+
+CUptiResult CUPTIAPI cuptiGetVersion(uint32_t* version) {
+  return cupti_entry(__func__, [&](FakeCupti& cupti) {
+    if (!version) return CUPTI_ERROR_INVALID_PARAMETER;
+    *version = cupti.version();
+    return CUPTI_SUCCESS;
+  });
+}
+
+CUptiResult CUPTIAPI cuptiGetResultString(CUptiResult result, const char** str) {
+  return cupti_entry(__func__, [&](FakeCupti&) {
+    const char* name = fake_cupti::result_name(result);
+    if (!str || !name) return CUPTI_ERROR_INVALID_PARAMETER;
+    *str = name;
+    return CUPTI_SUCCESS;
+  });
+}
+
+CUptiResult CUPTIAPI
+cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc funcBufferRequested,
+                               CUpti_BuffersCallbackCompleteFunc funcBufferCompleted) {
+  return cupti_entry(__func__, [&](FakeCupti& cupti) {
+    if (!funcBufferRequested || !funcBufferCompleted) return CUPTI_ERROR_INVALID_PARAMETER;
+    cupti.register_buffer_callbacks(funcBufferRequested, funcBufferCompleted);
+    return CUPTI_SUCCESS;
+  });
+}
+
+CUptiResult CUPTIAPI cuptiActivityEnable(CUpti_ActivityKind kind) {
+  return cupti_entry(__func__, [&](FakeCupti& cupti) { return cupti.enable(kind); });
+}
+
+CUptiResult CUPTIAPI cuptiActivityDisable(CUpti_ActivityKind kind) {
+  return cupti_entry(__func__, [&](FakeCupti& cupti) { return cupti.disable(kind); });
+}
+
+CUptiResult CUPTIAPI cuptiActivityFlushAll(uint32_t /*flag: every record is complete*/) {
+  return cupti_entry(__func__, [&](FakeCupti& cupti) { return cupti.flush_all(); });
+}
+
+CUptiResult CUPTIAPI cuptiActivityGetNextRecord(uint8_t* buffer, size_t validBufferSizeBytes,
+                                                CUpti_Activity** record) {
+  return cupti_entry(__func__, [&](FakeCupti&) {
+    return fake_cupti::next_record(buffer, validBufferSizeBytes, record);
+  });
+}
+
+CUptiResult CUPTIAPI cuptiActivityGetNumDroppedRecords(CUcontext context, uint32_t /*streamId*/,
+                                                       size_t* dropped) {
+  return cupti_entry(__func__, [&](FakeCupti& cupti) {
+    if (!dropped) return CUPTI_ERROR_INVALID_PARAMETER;
+    *dropped = cupti.take_dropped(context);
+    return CUPTI_SUCCESS;
+  });
+}
+
+CUptiResult CUPTIAPI cuptiActivityPushExternalCorrelationId(CUpti_ExternalCorrelationKind kind,
+                                                            uint64_t id) {
+  return cupti_entry(__func__, [&](FakeCupti& cupti) {
+    if (!fake_cupti::is_external_kind(kind)) return CUPTI_ERROR_INVALID_PARAMETER;
+    cupti.push_external_id(kind, id);
+    return CUPTI_SUCCESS;
+  });
+}
+
+CUptiResult CUPTIAPI cuptiActivityPopExternalCorrelationId(CUpti_ExternalCorrelationKind kind,
+                                                           uint64_t* lastId) {
+  return cupti_entry(__func__, [&](FakeCupti& cupti) {
+    if (!fake_cupti::is_external_kind(kind)) return CUPTI_ERROR_INVALID_PARAMETER;
+    const auto id = cupti.pop_external_id(kind);
+    if (!id) return CUPTI_ERROR_QUEUE_EMPTY;
+    if (lastId) *lastId = *id;
+    return CUPTI_SUCCESS;
+  });
+}
+
+CUptiResult CUPTIAPI cuptiGetTimestamp(uint64_t* timestamp) {
+  return cupti_entry(__func__, [&](FakeCupti& cupti) {
+    if (!timestamp) return CUPTI_ERROR_INVALID_PARAMETER;
+    *timestamp = cupti.now();
+    return CUPTI_SUCCESS;
+  });
+}
+
+CUptiResult CUPTIAPI
+cuptiActivityRegisterTimestampCallback(CUpti_TimestampCallbackFunc funcTimestamp) {
+  return cupti_entry(__func__, [&](FakeCupti& cupti) {
+    if (!funcTimestamp) return CUPTI_ERROR_INVALID_PARAMETER;
+    cupti.set_timestamp_callback(funcTimestamp);
+    return CUPTI_SUCCESS;
+  });
+}
+
+CUptiResult CUPTIAPI cuptiSetThreadIdType(CUpti_ActivityThreadIdType type) {
+  return cupti_entry(__func__, [&](FakeCupti& cupti) {
+    if (type != CUPTI_ACTIVITY_THREAD_ID_TYPE_DEFAULT &&
+        type != CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM) {
+      return CUPTI_ERROR_NOT_SUPPORTED;
+    }
+    cupti.set_thread_id_type(type);
+    return CUPTI_SUCCESS;
+  });
+}
+
+CUptiResult CUPTIAPI cuptiGetThreadIdType(CUpti_ActivityThreadIdType* type) {
+  return cupti_entry(__func__, [&](FakeCupti& cupti) {
+    if (!type) return CUPTI_ERROR_INVALID_PARAMETER;
+    *type = cupti.thread_id_type();
+    return CUPTI_SUCCESS;
+  });
+}
+
+CUptiResult CUPTIAPI cuptiActivityGetStructSize(CUpti_ActivityKind activityKind, uint32_t version,
+                                                size_t* activityStructSize) {
+  return cupti_entry(__func__, [&](FakeCupti&) {
+    return fake_cupti::struct_size(activityKind, version, activityStructSize);
+  });
+}
+
+CUptiResult CUPTIAPI cuptiActivityEnableLaunchAttributes(uint8_t enable) {
+  return cupti_entry(__func__, [&](FakeCupti& cupti) {
+    cupti.set_launch_attributes(enable != 0);
+    return CUPTI_SUCCESS;
+  });
+}
+
+CUptiResult CUPTIAPI cuptiFinalize(void) {
+  return cupti_entry(__func__, [&](FakeCupti& cupti) {
+    cupti.finalize();
+    return CUPTI_SUCCESS;
+  });
+}
+
+// --- Control API (fake_cupti_control.h) ------------------------------------------------------
+
+void fake_cupti_reset(void) {
+  control_entry([](FakeCupti& cupti) { cupti.reset(); });
+}
+
+void fake_cupti_set_version(uint32_t version) {
+  control_entry([&](FakeCupti& cupti) { cupti.set_version(version); });
+}
+
+void fake_cupti_fail(const char* function_name, int result) {
+  if (!function_name) return;
+  control_entry([&](FakeCupti& cupti) {
+    cupti.inject_failure(function_name, static_cast<CUptiResult>(result));
+  });
+}
+
+uint64_t fake_cupti_now(void) {
+  return control_entry([](FakeCupti& cupti) { return cupti.now(); });
+}
+
+void fake_cupti_add_device(uint32_t id, const char* name, uint32_t sm_count,
+                           uint64_t global_memory_bytes, uint32_t cc_major, uint32_t cc_minor) {
+  control_entry([&](FakeCupti& cupti) {
+    cupti.add_device({id, name, sm_count, global_memory_bytes, cc_major, cc_minor});
+  });
+}
+
+uint32_t fake_cupti_launch_kernel(const char* name, uint32_t device, uint32_t context_id,
+                                  uint32_t stream, uint64_t gpu_duration_ns, uint32_t grid_x,
+                                  uint32_t block_x, uint16_t registers_per_thread,
+                                  int32_t static_shared, uint32_t dynamic_shared) {
+  using namespace fake_cupti;
+  return control_entry([&](FakeCupti& cupti) {
+    const KernelLaunch launch{cupti.intern(name),   grid_x,        block_x,
+                              registers_per_thread, static_shared, dynamic_shared};
+    const DeviceWork kernel = [&](const ApiCall& call, CallRecords& records) {
+      const DeviceSpan span = queued_after(call, device, context_id, stream, gpu_duration_ns);
+      const CUpti_ActivityKind kind = kernel_kind(records.enabled());
+      records.add(kernel_record(kind, launch, span, call.correlation_id));
+    };
+    return simulate_runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, kernel);
+  });
+}
+
+uint32_t fake_cupti_memcpy(uint64_t bytes, uint8_t copy_kind, uint32_t device, uint32_t context_id,
+                           uint32_t stream, uint64_t gpu_duration_ns) {
+  using namespace fake_cupti;
+  return control_entry([&](FakeCupti&) {
+    const DeviceWork copy = [&](const ApiCall& call, CallRecords& records) {
+      const DeviceSpan span = queued_after(call, device, context_id, stream, gpu_duration_ns);
+      records.add(memcpy_record(bytes, copy_kind, span, call.correlation_id));
+    };
+    return simulate_runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020, copy);
+  });
+}
+
+uint32_t fake_cupti_memset(uint64_t bytes, uint32_t value, uint32_t device, uint32_t context_id,
+                           uint32_t stream, uint64_t gpu_duration_ns) {
+  using namespace fake_cupti;
+  return control_entry([&](FakeCupti&) {
+    const DeviceWork set = [&](const ApiCall& call, CallRecords& records) {
+      const DeviceSpan span = queued_after(call, device, context_id, stream, gpu_duration_ns);
+      records.add(memset_record(bytes, value, span, call.correlation_id));
+    };
+    return simulate_runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020, set);
+  });
+}
+
+uint32_t fake_cupti_driver_call(uint32_t cbid, uint64_t duration_ns) {
+  return control_entry([&](FakeCupti&) {
+    return fake_cupti::simulate_call(CUPTI_ACTIVITY_KIND_DRIVER, cbid, duration_ns);
+  });
+}
+
+uint32_t fake_cupti_synchronize(uint32_t device, uint32_t context_id, uint32_t stream,
+                                uint64_t duration_ns) {
+  using namespace fake_cupti;
+  return control_entry([&](FakeCupti&) {
+    const DeviceWork wait = [&](const ApiCall& call, CallRecords& records) {
+      const DeviceSpan waited{device, context_id, stream, call.start, call.end};
+      records.add(stream_synchronize_record(waited, call.correlation_id));
+    };
+    return simulate_call(CUPTI_ACTIVITY_KIND_RUNTIME,
+                         CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020, duration_ns, wait);
+  });
+}
+
+uint32_t fake_cupti_malloc(uint64_t address, uint64_t bytes, uint32_t device, int is_free) {
+  using namespace fake_cupti;
+  const CUpti_CallbackId cbid =
+      is_free ? CUPTI_RUNTIME_TRACE_CBID_cudaFree_v3020 : CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020;
+  const CUpti_ActivityMemoryOperationType operation =
+      is_free ? CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE
+              : CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION;
+  return control_entry([&](FakeCupti&) {
+    const DeviceWork memory = [&](const ApiCall& call, CallRecords& records) {
+      records.add(memory_record(operation, address, bytes, device, call));
+    };
+    return simulate_runtime_call(cbid, memory);
+  });
+}
+
+uint32_t fake_cupti_graph_launch(uint32_t device, uint32_t context_id, uint32_t stream,
+                                 uint32_t graph_id, uint64_t duration_ns) {
+  using namespace fake_cupti;
+  return control_entry([&](FakeCupti&) {
+    const DeviceWork graph = [&](const ApiCall& call, CallRecords& records) {
+      const DeviceSpan span = queued_after(call, device, context_id, stream, duration_ns);
+      records.add(graph_trace_record(graph_id, span, call.correlation_id));
+    };
+    return simulate_runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000, graph);
+  });
+}
+
+void fake_cupti_drop_next(uint32_t count) {
+  control_entry([&](FakeCupti& cupti) { cupti.drop_next(count); });
+}
+
+size_t fake_cupti_buffers_requested(void) {
+  return control_entry([](FakeCupti& cupti) { return cupti.counters().buffers_requested; });
+}
+
+size_t fake_cupti_buffers_completed(void) {
+  return control_entry([](FakeCupti& cupti) { return cupti.counters().buffers_completed; });
+}
+
+size_t fake_cupti_records_delivered(void) {
+  return control_entry([](FakeCupti& cupti) { return cupti.counters().records_delivered; });
+}
+
+int fake_cupti_external_stack_depth(int kind) {
+  if (!fake_cupti::is_external_kind(kind)) return -1;
+  return control_entry([&](FakeCupti& cupti) {
+    return cupti.external_stack_depth(static_cast<CUpti_ExternalCorrelationKind>(kind));
+  });
+}
+
+}  // extern "C"
+
+// --- Stand-ins beyond the activity API ------------------------------------------------------
+// The CUDA driver entry points perfprof probes, callback names and stream ids. Kept apart from
+// the engine: they have no activity state.
+
+namespace {
+
+std::atomic<int> g_driver_init_result{0};
+std::atomic<int> g_driver_device_count{1};
+
+const char* runtime_callback_name(uint32_t cbid) {
+  switch (cbid) {
+    case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000: return "cudaLaunchKernel_v7000";
+    case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020: return "cudaMemcpyAsync_v3020";
+    case CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020: return "cudaMemsetAsync_v3020";
+    case CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020: return "cudaStreamSynchronize_v3020";
+    case CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020: return "cudaMalloc_v3020";
+    case CUPTI_RUNTIME_TRACE_CBID_cudaFree_v3020: return "cudaFree_v3020";
+    case CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000: return "cudaGraphLaunch_v10000";
+    default: return nullptr;
+  }
+}
+
+}  // namespace
+
+extern "C" {
+
+FAKE_CUPTI_API CUresult CUDAAPI cuInit(unsigned int /*flags*/) {
+  return static_cast<CUresult>(g_driver_init_result.load());
+}
+
+FAKE_CUPTI_API CUresult CUDAAPI cuDeviceGetCount(int* count) {
+  if (!count) return CUDA_ERROR_INVALID_VALUE;
+  *count = g_driver_device_count.load();
+  return CUDA_SUCCESS;
+}
+
+void fake_cupti_set_driver(int init_result, int device_count) {
+  g_driver_init_result.store(init_result);
+  g_driver_device_count.store(device_count);
+}
+
+// Runtime callbacks the double simulates are named as CUPTI names them ("cudaLaunchKernel_v7000").
+CUptiResult CUPTIAPI cuptiGetCallbackName(CUpti_CallbackDomain domain, uint32_t cbid, const char** name) {
+  if (!name) return CUPTI_ERROR_INVALID_PARAMETER;
+  const char* known = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? runtime_callback_name(cbid) : nullptr;
+  if (!known) return CUPTI_ERROR_INVALID_PARAMETER;
+  *name = known;
+  return CUPTI_SUCCESS;
+}
+
+// The double's streams are numbered: the stream handle N is stream id N.
+CUptiResult CUPTIAPI cuptiGetStreamIdEx(CUcontext /*context*/, CUstream stream, uint8_t /*perThreadStream*/,
+                                        uint32_t* streamId) {
+  if (!streamId) return CUPTI_ERROR_INVALID_PARAMETER;
+  *streamId = static_cast<uint32_t>(reinterpret_cast<uintptr_t>(stream));
+  return CUPTI_SUCCESS;
+}
+
+}  // extern "C"
+

@@ -1,0 +1,113 @@
+/* Control API of libperfprof_fake_cupti, the test double of libcupti.
+ *
+ * Tests drive the double through these functions (resolve them with dlsym, or load the library
+ * with Python ctypes) next to the CUPTI entry points it implements. Every function is thread
+ * safe. The fake_cupti_<api call> functions simulate one CUDA call made by the calling thread:
+ * they produce the records real CUPTI would (only those of enabled kinds), store them in the
+ * client's buffers and return the call's correlation id (a process-wide counter starting at 1).
+ *
+ * Timing of a simulated call: the API record starts at the double's clock (fake_cupti_now) and
+ * lasts 2 us, or `duration_ns` where the function takes one for the call itself; device work
+ * starts 1 us after the API record ends and lasts `gpu_duration_ns` / `duration_ns`. */
+#ifndef PERFPROF_FAKE_CUPTI_CONTROL_H
+#define PERFPROF_FAKE_CUPTI_CONTROL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(__GNUC__)
+#define FAKE_CUPTI_API __attribute__((visibility("default")))
+#else
+#define FAKE_CUPTI_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Back to the state of a freshly loaded library: no enabled kinds, no buffer callbacks, no
+ * queued or undelivered records (their buffers are forgotten, not completed), no injected
+ * failures, dropped counts, devices, timestamp callback or pending drops, the default version
+ * and thread-id type, empty external-id stacks on every thread and zeroed counters. Waits for a
+ * completion callback in progress to return. Correlation ids keep counting. */
+FAKE_CUPTI_API void fake_cupti_reset(void);
+
+/* The version cuptiGetVersion reports (default CUPTI_API_VERSION of the headers built against). */
+FAKE_CUPTI_API void fake_cupti_set_version(uint32_t version);
+
+/* From now on the CUPTI entry point named `function_name` (e.g. "cuptiActivityEnable") returns
+ * `result` (a CUptiResult) without doing anything. result 0 removes the failure. */
+FAKE_CUPTI_API void fake_cupti_fail(const char* function_name, int result);
+
+/* The double's clock: the registered timestamp callback, else CLOCK_REALTIME in ns. */
+FAKE_CUPTI_API uint64_t fake_cupti_now(void);
+
+/* Adds (or replaces, by id) a device. Enabling CUPTI_ACTIVITY_KIND_DEVICE emits one
+ * CUpti_ActivityDevice6 per device; adding one while DEVICE is enabled emits its record. */
+FAKE_CUPTI_API void fake_cupti_add_device(uint32_t id, const char* name, uint32_t sm_count,
+                                          uint64_t global_memory_bytes, uint32_t cc_major,
+                                          uint32_t cc_minor);
+
+/* cudaLaunchKernel: EXTERNAL_CORRELATION records (one per kind with a non-empty stack on this
+ * thread), a RUNTIME record and a kernel record (CONCURRENT_KERNEL, or KERNEL if only that is
+ * enabled). grid and block are (grid_x,1,1) and (block_x,1,1). */
+FAKE_CUPTI_API uint32_t fake_cupti_launch_kernel(const char* name, uint32_t device,
+                                                 uint32_t context_id, uint32_t stream,
+                                                 uint64_t gpu_duration_ns, uint32_t grid_x,
+                                                 uint32_t block_x, uint16_t registers_per_thread,
+                                                 int32_t static_shared, uint32_t dynamic_shared);
+
+/* cudaMemcpyAsync: external ids, RUNTIME and MEMCPY (copy_kind is a CUpti_ActivityMemcpyKind). */
+FAKE_CUPTI_API uint32_t fake_cupti_memcpy(uint64_t bytes, uint8_t copy_kind, uint32_t device,
+                                          uint32_t context_id, uint32_t stream,
+                                          uint64_t gpu_duration_ns);
+
+/* cudaMemsetAsync: external ids, RUNTIME and MEMSET (device memory). */
+FAKE_CUPTI_API uint32_t fake_cupti_memset(uint64_t bytes, uint32_t value, uint32_t device,
+                                          uint32_t context_id, uint32_t stream,
+                                          uint64_t gpu_duration_ns);
+
+/* A driver API call with callback id `cbid` (CUpti_driver_api_trace_cbid): external ids and a
+ * DRIVER record lasting duration_ns; no device record. */
+FAKE_CUPTI_API uint32_t fake_cupti_driver_call(uint32_t cbid, uint64_t duration_ns);
+
+/* cudaStreamSynchronize lasting duration_ns: external ids, RUNTIME and a SYNCHRONIZATION record
+ * (STREAM_SYNCHRONIZE) spanning the call. */
+FAKE_CUPTI_API uint32_t fake_cupti_synchronize(uint32_t device, uint32_t context_id,
+                                               uint32_t stream, uint64_t duration_ns);
+
+/* cudaMalloc (is_free == 0) or cudaFree: external ids, RUNTIME and a MEMORY2 record
+ * (ALLOCATION or RELEASE of device memory, timestamped at the call's start). */
+FAKE_CUPTI_API uint32_t fake_cupti_malloc(uint64_t address, uint64_t bytes, uint32_t device,
+                                          int is_free);
+
+/* cudaGraphLaunch: external ids, RUNTIME and a GRAPH_TRACE record. */
+FAKE_CUPTI_API uint32_t fake_cupti_graph_launch(uint32_t device, uint32_t context_id,
+                                                uint32_t stream, uint32_t graph_id,
+                                                uint64_t duration_ns);
+
+/* The next `count` records are dropped as if no buffer space were available; they are counted
+ * by cuptiActivityGetNumDroppedRecords(NULL, ...). */
+FAKE_CUPTI_API void fake_cupti_drop_next(uint32_t count);
+
+/* Counters since the last reset: calls of the buffer request callback, calls of the completion
+ * callback that have returned, and records in the buffers so completed. */
+FAKE_CUPTI_API size_t fake_cupti_buffers_requested(void);
+FAKE_CUPTI_API size_t fake_cupti_buffers_completed(void);
+FAKE_CUPTI_API size_t fake_cupti_records_delivered(void);
+
+/* Depth of the calling thread's external-correlation stack for `kind` (a
+ * CUpti_ExternalCorrelationKind); -1 if kind is not a valid kind. */
+FAKE_CUPTI_API int fake_cupti_external_stack_depth(int kind);
+
+/* The double also stands in for the CUDA driver that perfprof probes before using CUPTI
+ * (point PERFPROF_CUDA_DRIVER_LIBRARY at this library): cuInit returns `init_result` and
+ * cuDeviceGetCount reports `device_count`. Defaults: 0 (CUDA_SUCCESS) and 1 device. Not reset
+ * by fake_cupti_reset. */
+FAKE_CUPTI_API void fake_cupti_set_driver(int init_result, int device_count);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* PERFPROF_FAKE_CUPTI_CONTROL_H */
