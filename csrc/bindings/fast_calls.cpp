@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 
+#include "cupti/activity_collector.h"
 #include "export/json_text.h"
 #include "mstx/mstx.h"
 #include "record/recorder.h"
@@ -191,6 +192,8 @@ struct MarkerCall {
   StringId message_id = 0;
   const char* message = nullptr;
   StringId args = 0;
+  bool stream_given = false;
+  uint64_t stream = 0;
 };
 
 bool parse_marker_call(const char* function, PyObject* const* args, Py_ssize_t nargs,
@@ -202,8 +205,8 @@ bool parse_marker_call(const char* function, PyObject* const* args, Py_ssize_t n
   PyObject* domain_name = values[2];
   if (!require_str(function, "message", message)) return false;
   if (domain_name && !require_str(function, "domain", domain_name)) return false;
-  bool stream_given = false;
-  uint64_t stream = 0;
+  bool& stream_given = call->stream_given;
+  uint64_t& stream = call->stream;
   if (!read_stream(function, values[1], &stream_given, &stream)) return false;
 
   call->domain = lookup_domain(domain_name);
@@ -239,8 +242,9 @@ PyObject* mstx_mark(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject
 PyObject* mstx_range_start(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
   MarkerCall call;
   if (!parse_marker_call("range_start", args, nargs, kwnames, &call)) return nullptr;
-  return PyLong_FromUnsignedLongLong(
-      Mstx::instance().range_start(*call.domain, call.message_id, call.message, call.args));
+  const uint64_t id = Mstx::instance().range_start(*call.domain, call.message_id, call.message, call.args);
+  if (call.stream_given) ActivityCollector::instance().annotate_stream_range(id, call.stream);
+  return PyLong_FromUnsignedLongLong(id);
 }
 
 PyObject* mstx_range_end(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
@@ -288,11 +292,14 @@ bool begin_user_annotation(PyObject* name, PyObject* args, uint64_t* id) {
   ensure_thread_named();
   *id = Recorder::next_range_id();
   recorder.begin_range(*id, name_id, g_user_annotation, args_id);
+  ActivityCollector::push_host_range(*id);
   return true;
 }
 
 inline void end_user_annotation(uint64_t id) {
-  if (id != 0 && Recorder::instance().channels() != 0) Recorder::instance().end_range(id);
+  if (id == 0) return;
+  ActivityCollector::pop_host_range();
+  if (Recorder::instance().channels() != 0) Recorder::instance().end_range(id);
 }
 
 PyObject* annotation_begin(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {

@@ -9,6 +9,8 @@
 
 #include "bindings/fast_calls.h"
 #include "common/clock.h"
+#include "cupti/activity_collector.h"
+#include "cupti/cupti_library.h"
 #include "export/chrome_trace.h"
 #include "mstx/mstx.h"
 #include "record/recorder.h"
@@ -68,6 +70,7 @@ py::dict stats_of(const TraceModel& m) {
   stats["unfinished_ranges"] = m.stats.unfinished_ranges;
   stats["async_ranges"] = m.stats.async_ranges;
   stats["events_before_window"] = m.stats.events_before_window;
+  stats["gpu_dropped_records"] = m.stats.gpu_dropped_records;
   return stats;
 }
 
@@ -82,9 +85,59 @@ py::list ranges_of(const TraceModel& m) {
   return out;
 }
 
-Trace collect_trace(int64_t window_begin_ns, int64_t window_end_ns) {
+Trace collect_trace(int64_t window_begin_ns, int64_t window_end_ns, bool with_gpu) {
   py::gil_scoped_release release;
-  return Trace(build_trace(Recorder::instance().collect(), {window_begin_ns, window_end_ns}));
+  GpuInput gpu;
+  if (with_gpu) {
+    ActivityCollector& collector = ActivityCollector::instance();
+    gpu.collected = collector.take(true);
+    gpu.stream_annotations = collector.take_stream_annotations();
+    gpu.collected_any = true;
+  }
+  return Trace(build_trace(Recorder::instance().collect(), {window_begin_ns, window_end_ns}, std::move(gpu)));
+}
+
+py::dict status_dict(const CuptiStatus& status) {
+  py::dict out;
+  out["available"] = status.available;
+  out["library"] = status.library.empty() ? py::object(py::none()) : py::object(py::str(status.library));
+  out["version"] = status.version;
+  out["devices"] = status.devices;
+  out["reason"] = status.reason;
+  out["tried"] = status.tried;
+  return out;
+}
+
+const char* gpu_kind_name(GpuActivityKind kind) {
+  switch (kind) {
+    case GpuActivityKind::Kernel: return "kernel";
+    case GpuActivityKind::Memcpy: return "memcpy";
+    case GpuActivityKind::Memset: return "memset";
+    case GpuActivityKind::Synchronization: return "synchronization";
+    case GpuActivityKind::MemoryAlloc: return "memory_alloc";
+    case GpuActivityKind::MemoryFree: return "memory_free";
+    case GpuActivityKind::GraphLaunch: return "graph_launch";
+    case GpuActivityKind::UserAnnotation: return "user_annotation";
+  }
+  return "unknown";
+}
+
+py::list gpu_activities_of(const TraceModel& m) {
+  py::list out;
+  for (size_t i = 0; i < m.gpu.activities.size(); ++i) {
+    const GpuActivity& a = m.gpu.activities[i];
+    py::dict row;
+    row["kind"] = gpu_kind_name(a.kind);
+    row["name"] = m.str(a.name);
+    row["start_ns"] = a.start_ns;
+    row["end_ns"] = a.end_ns;
+    row["device"] = a.device;
+    row["stream"] = a.stream;
+    row["correlation"] = a.correlation;
+    row["external_id"] = m.gpu.external_ids[i];
+    out.append(std::move(row));
+  }
+  return out;
 }
 
 }  // namespace
@@ -141,20 +194,31 @@ PYBIND11_MODULE(_core, m) {
       })
       .def("ranges", [](const Trace& t) { return ranges_of(t.model()); },
            "List of (name, category, tid, begin_ns, end_ns, end_tid, flags) tuples.")
+      .def("gpu_activities", [](const Trace& t) { return gpu_activities_of(t.model()); },
+           "GPU activities as dicts (kind, name, start_ns, end_ns, device, stream, correlation, external_id).")
+      .def_property_readonly("gpu_collected", [](const Trace& t) { return t.model().gpu.collected; })
+      .def_property_readonly("gpu_devices", [](const Trace& t) {
+        py::list devices;
+        for (const GpuDevice& d : t.model().gpu.devices) {
+          devices.append(py::dict(py::arg("id") = d.id, py::arg("name") = d.name, py::arg("sm_count") = d.sm_count,
+                                  py::arg("global_memory_bytes") = d.global_memory_bytes,
+                                  py::arg("compute_capability") = py::make_tuple(d.compute_major, d.compute_minor)));
+        }
+        return devices;
+      })
       .def("export_chrome_trace",
            [](const Trace& t, const std::string& path,
-              std::vector<std::pair<std::string, std::string>> metadata,
-              std::string device_properties_json, int rank, int world_size, std::string backend) {
+              std::vector<std::pair<std::string, std::string>> metadata, int rank, int world_size,
+              std::string backend) {
              ChromeTraceOptions options;
              options.metadata = std::move(metadata);
-             options.device_properties_json = std::move(device_properties_json);
              options.rank = rank;
              options.world_size = world_size;
              options.distributed_backend = std::move(backend);
              export_trace(t, path, options);
            },
-           py::arg("path"), py::arg("metadata"), py::arg("device_properties_json") = "[]",
-           py::arg("rank") = 0, py::arg("world_size") = 1, py::arg("backend") = "");
+           py::arg("path"), py::arg("metadata"), py::arg("rank") = 0, py::arg("world_size") = 1,
+           py::arg("backend") = "");
 
   m.def("now_ns", &now_ns, "The recorder's clock (CLOCK_MONOTONIC) in nanoseconds.");
   m.def("set_channels", [](uint32_t mask) { Recorder::instance().set_channels(mask); });
@@ -164,7 +228,39 @@ PYBIND11_MODULE(_core, m) {
     Recorder::instance().discard();
   }, "Drop everything recorded so far.");
   m.def("collect", &collect_trace, py::arg("window_begin_ns"), py::arg("window_end_ns"),
-        "Move everything recorded so far into a Trace.");
+        py::arg("with_gpu") = false, "Move everything recorded so far (and GPU activity) into a Trace.");
+  m.def("cupti_load", [](const std::string& explicit_path, const std::vector<std::string>& candidates,
+                         const std::string& driver_library) {
+    CuptiStatus status;
+    {
+      py::gil_scoped_release release;
+      status = CuptiLibrary::instance().load(explicit_path, candidates, driver_library);
+    }
+    return status_dict(status);
+  }, py::arg("explicit_path"), py::arg("candidates"), py::arg("driver_library"),
+  "Load libcupti once and probe the CUDA driver; returns the status.");
+  m.def("cupti_status", [] { return status_dict(CuptiLibrary::instance().status()); });
+  m.def("gpu_start", [](int level) {
+    if (level < 0 || level > static_cast<int>(GpuLevel::Level2)) throw std::invalid_argument("gpu_start: bad level");
+    CollectorOptions options;
+    options.level = static_cast<GpuLevel>(level);
+    py::gil_scoped_release release;
+    return ActivityCollector::instance().start(options);
+  }, py::arg("level"), "Start GPU collection; returns '' or the reason it could not start.");
+  m.def("gpu_stop", [] {
+    py::gil_scoped_release release;
+    ActivityCollector::instance().stop();
+  });
+  m.def("gpu_discard", [] {
+    py::gil_scoped_release release;
+    ActivityCollector::instance().discard();
+    ActivityCollector::instance().take_stream_annotations();
+  }, "Drop GPU activity collected so far (warm-up).");
+  m.def("gpu_collecting", [] { return ActivityCollector::instance().collecting(); });
+  m.def("gpu_clock", [] {
+    const ActivityCollector& c = ActivityCollector::instance();
+    return py::make_tuple(c.uses_host_clock(), c.clock_offset_ns());
+  }, "(CUPTI uses perfprof's clock, calibrated offset in ns otherwise).");
   m.def("name_thread", [](int64_t os_tid, const std::string& name) {
     Recorder::instance().name_thread(os_tid, name);
   });
@@ -175,6 +271,7 @@ PYBIND11_MODULE(_core, m) {
     const uint64_t id = Recorder::next_range_id();
     recorder.begin_range(id, global_strings().intern(fmt::format("ProfilerStep#{}", step)), category,
                          kEmptyString);
+    ActivityCollector::push_host_range(id);
     return id;
   }, "Begin the ProfilerStep#<step> range; returns its id (0 when steps are not recorded).");
   m.def("filter_mstx_domains", [](std::vector<std::string> include, std::vector<std::string> exclude) {

@@ -12,7 +12,6 @@ namespace perfprof {
 struct ChromeTraceOptions {
   // Extra top-level members: key -> JSON value text (already validated by the caller).
   std::vector<std::pair<std::string, std::string>> metadata;
-  std::string device_properties_json = "[]";
   int rank = 0;
   int world_size = 1;
   std::string distributed_backend;  // empty: not distributed

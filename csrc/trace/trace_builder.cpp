@@ -5,8 +5,12 @@
 #include <algorithm>
 #include <cstring>
 #include <fstream>
+#include <numeric>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
+
+#include <fmt/format.h>
 
 #include "common/clock.h"
 
@@ -46,7 +50,7 @@ class Builder {
 
   // Pairs ends that did not close the innermost open range of their thread, then closes what
   // is still open at the window end.
-  void finish() {
+  void pair_remaining() {
     std::unordered_map<uint64_t, size_t> open;
     RangeTable& r = model_.ranges;
     for (size_t i = 0; i < r.size(); ++i) {
@@ -66,8 +70,33 @@ class Builder {
       r.flags[i] |= kRangeUnfinished;
       ++model_.stats.unfinished_ranges;
     }
-    classify_nesting();
   }
+
+  // CUDA API calls become ranges of the thread that made them, among its host ranges.
+  void add_api_calls(const std::vector<ApiCall>& calls, const std::unordered_map<uint32_t, uint64_t>& external) {
+    const StringId runtime = global_strings().intern("cuda_runtime");
+    const StringId driver = global_strings().intern("cuda_driver");
+    RangeTable& r = model_.ranges;
+    for (const ApiCall& call : calls) {
+      if (call.start_ns < model_.window_begin_ns) continue;
+      const auto found = external.find(call.correlation);
+      r.begin_ns.push_back(call.start_ns);
+      r.end_ns.push_back(std::max(call.end_ns, call.start_ns));
+      r.name.push_back(call.name);
+      r.category.push_back(call.driver ? driver : runtime);
+      r.args.push_back(global_strings().intern(fmt::format("\"cbid\":{}", call.cbid)));
+      const uint32_t track = track_of(call.os_tid);
+      r.track.push_back(track);
+      r.end_track.push_back(track);
+      r.id.push_back(kApiCallIdTag | call.correlation);
+      r.flags.push_back(0);
+      r.correlation.push_back(call.correlation);
+      r.external_id.push_back(found == external.end() ? 0 : found->second);
+    }
+    sort_ranges();
+  }
+
+  void finish() { classify_nesting(); }
 
  private:
   void begin_range(const RawEvent& event, uint32_t track) {
@@ -82,6 +111,8 @@ class Builder {
     r.end_track.push_back(track);
     r.id.push_back(event.payload);
     r.flags.push_back(0);
+    r.correlation.push_back(0);
+    r.external_id.push_back(0);
   }
 
   void end_range(const RawEvent& event, uint32_t track) {
@@ -142,21 +173,121 @@ class Builder {
     }
   }
 
+  uint32_t track_of(int64_t os_tid) {
+    for (uint32_t t = 0; t < model_.threads.size(); ++t) {
+      if (model_.threads[t].os_tid == os_tid) return t;
+    }
+    const auto index = static_cast<uint32_t>(model_.threads.size());
+    model_.threads.push_back({UINT32_MAX - index, os_tid, os_thread_name(os_tid)});
+    return index;
+  }
+
+  // Back to per-track begin order (outer range first on equal begins) after appending rows.
+  void sort_ranges() {
+    RangeTable& r = model_.ranges;
+    std::vector<size_t> order(r.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      if (r.track[a] != r.track[b]) return r.track[a] < r.track[b];
+      if (r.begin_ns[a] != r.begin_ns[b]) return r.begin_ns[a] < r.begin_ns[b];
+      return r.end_ns[a] > r.end_ns[b];
+    });
+    permute(r.begin_ns, order); permute(r.end_ns, order); permute(r.name, order);
+    permute(r.category, order); permute(r.args, order); permute(r.track, order);
+    permute(r.end_track, order); permute(r.id, order); permute(r.flags, order);
+    permute(r.correlation, order); permute(r.external_id, order);
+  }
+
+  template <typename T>
+  static void permute(std::vector<T>& column, const std::vector<size_t>& order) {
+    std::vector<T> sorted;
+    sorted.reserve(column.size());
+    for (size_t i : order) sorted.push_back(column[i]);
+    column.swap(sorted);
+  }
+
+  static std::string os_thread_name(int64_t os_tid) {
+    std::ifstream comm(fmt::format("/proc/self/task/{}/comm", os_tid));
+    std::string name;
+    std::getline(comm, name);
+    return name.empty() ? fmt::format("thread {}", os_tid) : name;
+  }
+
+  // Async ids of API calls that cannot nest; apart from host range ids (tagged below bit 63).
+  static constexpr uint64_t kApiCallIdTag = uint64_t{1} << 63;
+
   TraceModel& model_;
   std::vector<std::pair<uint64_t, size_t>> open_stack_;  // (range id, row) of this thread
   std::vector<std::pair<RawEvent, uint32_t>> deferred_ends_;
 };
 
+// The GPU span of each mstx range given a stream: from the first to the last GPU activity on
+// that stream launched by a CUDA call made on the range's thread while the range was open.
+std::vector<GpuActivity> stream_annotation_spans(const TraceModel& model, const GpuInput& gpu) {
+  std::vector<GpuActivity> spans;
+  const RangeTable& r = model.ranges;
+  for (const StreamAnnotation& annotation : gpu.stream_annotations) {
+    const auto row = std::find(r.id.begin(), r.id.end(), annotation.range_id);
+    if (row == r.id.end()) continue;
+    const size_t i = static_cast<size_t>(row - r.id.begin());
+    const int64_t os_tid = model.threads[r.track[i]].os_tid;
+    std::unordered_set<uint32_t> launched;
+    for (const ApiCall& call : gpu.collected.api_calls) {
+      if (call.os_tid == os_tid && call.start_ns >= r.begin_ns[i] && call.start_ns <= r.end_ns[i]) {
+        launched.insert(call.correlation);
+      }
+    }
+    GpuActivity span;
+    span.kind = GpuActivityKind::UserAnnotation;
+    span.name = r.name[i];
+    span.stream = annotation.stream;
+    span.start_ns = INT64_MAX;
+    span.end_ns = INT64_MIN;
+    for (const GpuActivity& activity : gpu.collected.activities) {
+      if (activity.stream != annotation.stream || !launched.count(activity.correlation)) continue;
+      span.device = activity.device;
+      span.context = activity.context;
+      span.start_ns = std::min(span.start_ns, activity.start_ns);
+      span.end_ns = std::max(span.end_ns, activity.end_ns);
+    }
+    if (span.start_ns <= span.end_ns) spans.push_back(span);
+  }
+  return spans;
+}
+
+void add_gpu_activities(TraceModel& model, GpuInput& gpu) {
+  GpuTrace& out = model.gpu;
+  out.collected = gpu.collected_any;
+  out.devices = std::move(gpu.collected.devices);
+  model.stats.gpu_dropped_records = gpu.collected.dropped_records;
+  std::vector<GpuActivity> spans = stream_annotation_spans(model, gpu);
+  for (GpuActivity& activity : gpu.collected.activities) {
+    if (activity.end_ns >= model.window_begin_ns) out.activities.push_back(activity);
+  }
+  out.activities.insert(out.activities.end(), spans.begin(), spans.end());
+  std::stable_sort(out.activities.begin(), out.activities.end(), [](const GpuActivity& a, const GpuActivity& b) {
+    if (a.device != b.device) return a.device < b.device;
+    if (a.stream != b.stream) return a.stream < b.stream;
+    if (a.start_ns != b.start_ns) return a.start_ns < b.start_ns;
+    return a.end_ns > b.end_ns;
+  });
+  out.external_ids.reserve(out.activities.size());
+  for (const GpuActivity& activity : out.activities) {
+    const auto found = gpu.collected.external_ids.find(activity.correlation);
+    const bool linked = activity.kind != GpuActivityKind::UserAnnotation && found != gpu.collected.external_ids.end();
+    out.external_ids.push_back(linked ? found->second : 0);
+  }
+}
+
 }  // namespace
 
-TraceModel build_trace(CollectedEvents collected, const CollectionWindow& window) {
+TraceModel build_trace(CollectedEvents collected, const CollectionWindow& window, GpuInput gpu) {
   TraceModel model;
   model.window_begin_ns = window.begin_ns;
   model.window_end_ns = window.end_ns;
   model.unix_offset_ns = monotonic_to_unix_offset_ns();
   model.pid = getpid();
   model.process_name = read_process_name();
-  model.strings = global_strings().snapshot();
   model.stats.dropped_events = collected.dropped_events;
 
   std::sort(collected.threads.begin(), collected.threads.end(),
@@ -166,7 +297,13 @@ TraceModel build_trace(CollectedEvents collected, const CollectionWindow& window
     builder.add_thread(thread);
     std::vector<RawEvent>().swap(thread.events);  // release as we go: traces can be large
   }
+  builder.pair_remaining();
+  if (!gpu.collected.api_calls.empty()) {
+    builder.add_api_calls(gpu.collected.api_calls, gpu.collected.external_ids);
+  }
   builder.finish();
+  add_gpu_activities(model, gpu);
+  model.strings = global_strings().snapshot();  // last: building interns names of its own
   return model;
 }
 

@@ -13,6 +13,18 @@ struct CollectionWindow {
   int64_t end_ns = 0;
 };
 
-TraceModel build_trace(CollectedEvents collected, const CollectionWindow& window);
+// An mstx range that was given a CUDA stream (CUPTI's id for it).
+struct StreamAnnotation {
+  uint64_t range_id = 0;
+  uint32_t stream = 0;
+};
+
+struct GpuInput {
+  GpuCollected collected;
+  std::vector<StreamAnnotation> stream_annotations;
+  bool collected_any = false;  // GPU collection ran (even if it saw nothing)
+};
+
+TraceModel build_trace(CollectedEvents collected, const CollectionWindow& window, GpuInput gpu = {});
 
 }  // namespace perfprof

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "common/string_table.h"
+#include "trace/gpu_trace.h"
 
 namespace perfprof {
 
@@ -26,6 +27,8 @@ struct RangeTable {
   std::vector<uint32_t> track, end_track;  // indexes into TraceModel::threads
   std::vector<uint64_t> id;
   std::vector<uint8_t> flags;
+  std::vector<uint32_t> correlation;  // CUDA API calls: CUPTI correlation id, else 0
+  std::vector<uint64_t> external_id;  // CUDA API calls: enclosing host range id, else 0
   size_t size() const { return begin_ns.size(); }
 };
 
@@ -50,6 +53,14 @@ struct TraceStats {
   uint64_t unfinished_ranges = 0;      // begins whose end was not recorded before stop
   uint64_t async_ranges = 0;           // exported as async slices (cross-thread or overlapping)
   uint64_t events_before_window = 0;   // warm-up stragglers dropped at the window start
+  uint64_t gpu_dropped_records = 0;    // CUPTI records lost (no buffer space)
+};
+
+struct GpuTrace {
+  std::vector<GpuActivity> activities;  // by device, stream, start
+  std::vector<uint64_t> external_ids;   // per activity: host range id of its launch, or 0
+  std::vector<GpuDevice> devices;
+  bool collected = false;               // GPU collection ran for this trace
 };
 
 struct TraceModel {
@@ -63,6 +74,7 @@ struct TraceModel {
   RangeTable ranges;  // grouped by track, in begin order within a track
   InstantTable instants;
   CounterTable counters;
+  GpuTrace gpu;
   TraceStats stats;
 
   const std::string& str(StringId id) const { return strings[id]; }

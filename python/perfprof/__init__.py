@@ -17,6 +17,7 @@ __version__ = "0.1.0"
 
 from . import mstx
 from .activity import ProfilerActivity, supported_activities
+from .cuda import cuda_status
 from .experimental_config import (
     ExperimentalConfig,
     ExportType,
@@ -35,7 +36,7 @@ from .trace_handler import TraceHandler, tensorboard_trace_handler, trace_dir_of
 _ExperimentalConfig = ExperimentalConfig
 
 __all__ = [
-    "ExperimentalConfig", "ExportType", "GpuMetrics", "ProfilerAction", "ProfilerActivity",
+    "ExperimentalConfig", "ExportType", "cuda_status", "GpuMetrics", "ProfilerAction", "ProfilerActivity",
     "ProfilerLevel", "Schedule", "TraceHandler", "_KinetoProfile", "mstx", "profile",
     "record_function", "schedule", "supported_activities", "supported_export_type",
     "supported_gpu_metrics", "supported_profiler_level", "tensorboard_trace_handler",

@@ -19,10 +19,12 @@ class ProfilerActivity(enum.Enum):
 def supported_activities() -> List[ProfilerActivity]:
     """Activities this installation can collect on this machine.
 
-    GPU collection (``ProfilerActivity.CUDA``) is not available in this version of perfprof,
-    so the list is ``[ProfilerActivity.CPU]``.
+    ``ProfilerActivity.CUDA`` is included when libcupti loads and initialises (an NVIDIA driver
+    and GPU are present); :func:`perfprof.cuda_status` says why it is not.
     """
-    return [ProfilerActivity.CPU]
+    from .cuda import is_available
+
+    return [ProfilerActivity.CPU, ProfilerActivity.CUDA] if is_available() else [ProfilerActivity.CPU]
 
 
 def normalize_activities(activities: Optional[Iterable[object]]) -> List[ProfilerActivity]:
@@ -42,14 +44,15 @@ def normalize_activities(activities: Optional[Iterable[object]]) -> List[Profile
         if activity not in requested:
             requested.append(activity)
     supported = supported_activities()
-    for activity in requested:
-        if activity not in supported:
-            warn_once(
-                f"activity-{activity.value}",
-                f"perfprof: ProfilerActivity.{activity.value} is not supported by this "
-                "installation (GPU collection through CUPTI is not available yet); "
-                "it is not collected, profiling goes on without it.",
-            )
+    if ProfilerActivity.CUDA in requested and ProfilerActivity.CUDA not in supported:
+        from .cuda import cuda_status
+
+        warn_once(
+            "activity-CUDA",
+            "perfprof: ProfilerActivity.CUDA is not supported here: "
+            f"{cuda_status()['reason']}. GPU activity is not collected; profiling goes on "
+            "without it (perfprof.cuda_status() has the details).",
+        )
     return [activity for activity in requested if activity in supported]
 
 

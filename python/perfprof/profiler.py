@@ -9,7 +9,7 @@ from typing import Any, Callable, Dict, Iterable, List, Optional
 from . import _core
 from ._logging import logger, warn_once
 from .activity import ProfilerActivity, normalize_activities
-from .experimental_config import ExperimentalConfig
+from .experimental_config import ExperimentalConfig, ProfilerLevel
 from .run_metadata import distributed_info
 from .schedule import ProfilerAction, action_from
 
@@ -18,6 +18,9 @@ _RESERVED_TRACE_KEYS = frozenset({
     "schemaVersion", "deviceProperties", "distributedInfo", "displayTimeUnit",
     "baseTimeNanoseconds", "traceEvents", "traceName", "perfprofStats",
 })
+
+# ProfilerLevel -> the collector's level (csrc/cupti/activity_collector.h).
+_GPU_LEVELS = {ProfilerLevel.Level_none: 0, ProfilerLevel.Level0: 1, ProfilerLevel.Level1: 2, ProfilerLevel.Level2: 3}
 
 _FLAG_NAMES = ("record_shapes", "profile_memory", "with_stack", "with_flops", "with_modules")
 
@@ -69,6 +72,7 @@ class _KinetoProfile:
         self._metadata: Dict[str, str] = {}  # key -> JSON value text
         self._trace: Optional[_core.Trace] = None
         self._window_begin_ns = 0
+        self._collecting_gpu = False
 
     # -- control -------------------------------------------------------------------------------
 
@@ -96,6 +100,7 @@ class _KinetoProfile:
         _core.filter_mstx_domains(config.mstx_domain_include, config.mstx_domain_exclude)
         _core.discard()  # stragglers from an earlier session
         _core.set_channels(self._channels())
+        self._start_gpu_collection()
 
     def start_trace(self) -> None:
         """Start keeping what is recorded (the end of warm-up)."""
@@ -103,6 +108,8 @@ class _KinetoProfile:
             self.prepare_trace()
         self._window_begin_ns = _core.now_ns()
         _core.discard()
+        if self._collecting_gpu:
+            _core.gpu_discard()
 
     def stop_trace(self) -> None:
         """Stop collection and build the trace of what was kept."""
@@ -111,10 +118,15 @@ class _KinetoProfile:
             return
         window_end_ns = _core.now_ns()
         _core.set_channels(0)
-        _name_live_threads()
-        self._trace = _core.collect(self._window_begin_ns, window_end_ns)
-        with _collecting_lock:
-            _collecting = None
+        try:
+            if self._collecting_gpu:
+                _core.gpu_stop()  # flushes what CUPTI still holds
+            _name_live_threads()
+            self._trace = _core.collect(self._window_begin_ns, window_end_ns, self._collecting_gpu)
+        finally:  # whatever happened, the recorder is free for the next profiler
+            self._collecting_gpu = False
+            with _collecting_lock:
+                _collecting = None
         self._report_losses(self._trace.stats)
 
     def __enter__(self) -> "_KinetoProfile":
@@ -145,7 +157,7 @@ class _KinetoProfile:
         os.makedirs(parent, exist_ok=True)
         dist = distributed_info()
         self._trace.export_chrome_trace(
-            path, list(self._metadata.items()), "[]", dist.rank, dist.world_size, dist.backend
+            path, list(self._metadata.items()), dist.rank, dist.world_size, dist.backend
         )
         return path
 
@@ -187,6 +199,15 @@ class _KinetoProfile:
             channels |= _core.CHANNEL_MSTX
         return channels
 
+    def _start_gpu_collection(self) -> None:
+        if ProfilerActivity.CUDA not in self.activities or self._collecting_gpu:
+            return
+        error = _core.gpu_start(_GPU_LEVELS[self.experimental_config.profiler_level])
+        if error:
+            warn_once(f"gpu-start-{error}", f"perfprof: GPU activity is not collected: {error}")
+            return
+        self._collecting_gpu = True
+
     def _log_uncollected_options(self) -> None:
         for name in _FLAG_NAMES:
             if getattr(self, name):
@@ -202,6 +223,9 @@ class _KinetoProfile:
         if stats["dropped_events"]:
             logger.warning("perfprof: %d events could not be stored (out of memory) and are missing "
                            "from the trace", stats["dropped_events"])
+        if stats["gpu_dropped_records"]:
+            logger.warning("perfprof: CUPTI dropped %d GPU activity records (buffers full); the trace "
+                           "lacks them", stats["gpu_dropped_records"])
 
 
 class profile(_KinetoProfile):

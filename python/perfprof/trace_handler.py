@@ -150,7 +150,7 @@ class _RunDirectoryJob:
     def write(self) -> None:
         os.makedirs(trace_dir_of(self.run_dir), exist_ok=True)
         self.prof_trace.export_chrome_trace(
-            self.trace_path, self.metadata_items, "[]", self.dist.rank, self.dist.world_size, self.dist.backend
+            self.trace_path, self.metadata_items, self.dist.rank, self.dist.world_size, self.dist.backend
         )
         _write_json(os.path.join(self.run_dir, "profiler_metadata.json"),
                     {"metadata": self.metadata, "environment_variables": self.environment})

@@ -29,7 +29,10 @@ def test_only_one_profiler_collects_at_a_time():
 
 
 def test_activities():
-    assert perfprof.supported_activities() == [perfprof.ProfilerActivity.CPU]
+    expected = [perfprof.ProfilerActivity.CPU]
+    if perfprof.cuda_status()["available"]:
+        expected.append(perfprof.ProfilerActivity.CUDA)
+    assert perfprof.supported_activities() == expected
     import torch.profiler
 
     prof = perfprof.profile(activities=[torch.profiler.ProfilerActivity.CPU, "cpu"])

@@ -60,7 +60,8 @@ def test_not_recorded_without_cpu_activity(export, caplog):
         with perfprof.record_function("invisible"):
             pass
     assert "invisible" not in names(export(prof))
-    assert "CUDA is not supported" in caplog.text
+    if not perfprof.cuda_status()["available"]:
+        assert "CUDA is not supported here" in caplog.text
 
 
 def test_ranges_open_at_stop_are_closed_at_the_window_end(export):

@@ -1,0 +1,275 @@
+#include "cupti/activity_collector.h"
+
+#include <algorithm>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "common/clock.h"
+#include "cupti/activity_decoder.h"
+
+namespace perfprof {
+
+// Fixed-size, 8-byte aligned buffers handed to CUPTI and back; allocation happens at start()
+// and, past the initial buffers, only in the request callback up to the cap.
+class ActivityCollector::BufferPool {
+ public:
+  BufferPool(size_t buffer_bytes, size_t initial, size_t max)
+      : buffer_bytes_(buffer_bytes), max_buffers_(max) {
+    for (size_t i = 0; i < initial; ++i) free_.push_back(allocate());
+    allocated_ = initial;
+  }
+
+  size_t buffer_bytes() const { return buffer_bytes_; }
+
+  void set_limit(size_t max_buffers) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    max_buffers_ = max_buffers;
+  }
+
+  uint8_t* acquire() noexcept {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (free_.empty()) {
+      if (allocated_ >= max_buffers_) return nullptr;
+      try {
+        free_.push_back(allocate());
+        ++allocated_;
+      } catch (...) {
+        return nullptr;
+      }
+    }
+    uint8_t* buffer = free_.back().release();
+    free_.pop_back();
+    return buffer;
+  }
+
+  void release(uint8_t* buffer) noexcept {
+    std::unique_ptr<uint8_t[]> owned(buffer);
+    std::lock_guard<std::mutex> lock(mutex_);
+    try {
+      free_.push_back(std::move(owned));
+    } catch (...) {
+      // the buffer is freed by `owned`
+    }
+  }
+
+ private:
+  std::unique_ptr<uint8_t[]> allocate() const { return std::make_unique<uint8_t[]>(buffer_bytes_); }
+
+  const size_t buffer_bytes_;
+  size_t max_buffers_;
+  std::mutex mutex_;
+  std::vector<std::unique_ptr<uint8_t[]>> free_;
+  size_t allocated_ = 0;
+};
+
+namespace {
+
+uint64_t CUPTIAPI host_clock() { return static_cast<uint64_t>(now_ns()); }
+
+// The external-id stack depth this thread pushed, so a pop never takes an id it did not push.
+thread_local int tls_pushed = 0;
+
+}  // namespace
+
+ActivityCollector& ActivityCollector::instance() {
+  static ActivityCollector* collector = new ActivityCollector();  // CUPTI may call back at exit
+  return *collector;
+}
+
+std::vector<CUpti_ActivityKind> ActivityCollector::kinds_for(GpuLevel level) const {
+  std::vector<CUpti_ActivityKind> kinds;
+  if (level == GpuLevel::None) return kinds;
+  kinds = {CUPTI_ACTIVITY_KIND_DEVICE, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+           CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET,
+           CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION};
+  if (level >= GpuLevel::Level1) {
+    kinds.insert(kinds.end(), {CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
+                               CUPTI_ACTIVITY_KIND_MEMORY2, CUPTI_ACTIVITY_KIND_GRAPH_TRACE});
+  }
+  return kinds;
+}
+
+std::string ActivityCollector::register_once(const CuptiApi& api) {
+  if (callbacks_registered_) return {};
+  const CUptiResult result = api.ActivityRegisterCallbacks(on_buffer_requested, on_buffer_completed);
+  if (result != CUPTI_SUCCESS) {
+    return fmt::format("cuptiActivityRegisterCallbacks failed with {}",
+                       CuptiLibrary::instance().describe(result));
+  }
+  if (api.SetThreadIdType) api.SetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
+  align_clock(api);
+  callbacks_registered_ = true;
+  return {};
+}
+
+void ActivityCollector::align_clock(const CuptiApi& api) {
+  if (api.ActivityRegisterTimestampCallback &&
+      api.ActivityRegisterTimestampCallback(host_clock) == CUPTI_SUCCESS) {
+    uses_host_clock_ = true;
+    clock_offset_ns_ = 0;
+    return;
+  }
+  // Older CUPTI: measure host - CUPTI with bracketed reads and keep the narrowest bracket.
+  int64_t best_width = std::numeric_limits<int64_t>::max();
+  for (int i = 0; i < 16; ++i) {
+    const int64_t before = now_ns();
+    uint64_t cupti_now = 0;
+    if (api.GetTimestamp(&cupti_now) != CUPTI_SUCCESS) continue;
+    const int64_t after = now_ns();
+    if (after - before < best_width) {
+      best_width = after - before;
+      clock_offset_ns_ = before + (after - before) / 2 - static_cast<int64_t>(cupti_now);
+    }
+  }
+}
+
+std::string ActivityCollector::start(const CollectorOptions& options) {
+  CuptiLibrary& library = CuptiLibrary::instance();
+  if (!library.available()) return library.status().reason;
+  if (collecting()) return {};
+  const CuptiApi& api = library.api();
+  if (!pool_) {  // kept for the process: CUPTI may hold its buffers between sessions
+    try {
+      pool_ = std::make_unique<BufferPool>(options.buffer_bytes, options.initial_buffers, options.max_buffers);
+    } catch (const std::exception& error) {
+      return fmt::format("cannot allocate CUPTI buffers: {}", error.what());
+    }
+  }
+  pool_->set_limit(options.max_buffers);
+  if (std::string error = register_once(api); !error.empty()) return error;
+  for (CUpti_ActivityKind kind : kinds_for(options.level)) {
+    const CUptiResult result = api.ActivityEnable(kind);
+    if (result == CUPTI_SUCCESS) {
+      enabled_.push_back(kind);
+      continue;
+    }
+    for (CUpti_ActivityKind enabled : enabled_) api.ActivityDisable(enabled);
+    enabled_.clear();
+    if (result == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+      return "another CUPTI client is active (Nsight Systems, Nsight Compute, compute-sanitizer, "
+             "or torch.profiler collecting CUDA): perfprof records CPU activity and NVTX ranges only";
+    }
+    return fmt::format("cuptiActivityEnable(kind {}) failed with {}", static_cast<int>(kind),
+                       library.describe(result));
+  }
+  if (options.level == GpuLevel::Level2 && api.ActivityEnableLaunchAttributes) {
+    api.ActivityEnableLaunchAttributes(1);
+  }
+  collecting_.store(!enabled_.empty(), std::memory_order_release);
+  return {};
+}
+
+void ActivityCollector::stop() {
+  if (!collecting()) return;
+  collecting_.store(false, std::memory_order_release);
+  const CuptiApi& api = CuptiLibrary::instance().api();
+  for (CUpti_ActivityKind kind : enabled_) api.ActivityDisable(kind);
+  enabled_.clear();
+  api.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+}
+
+GpuCollected ActivityCollector::take(bool flush) {
+  if (flush && collecting()) {
+    // No lock of ours is held here: the flush calls on_buffer_completed.
+    CuptiLibrary::instance().api().ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  }
+  std::lock_guard<std::mutex> lock(collected_mutex_);
+  GpuCollected taken = std::move(collected_);
+  collected_ = GpuCollected{};
+  collected_.devices = taken.devices;  // devices are reported once per enable; keep them known
+  return taken;
+}
+
+void ActivityCollector::on_buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
+  ActivityCollector& self = instance();
+  *max_records = 0;
+  *buffer = self.pool_ ? self.pool_->acquire() : nullptr;
+  *size = *buffer ? self.pool_->buffer_bytes() : 0;  // no buffer: CUPTI drops and counts
+}
+
+void ActivityCollector::on_buffer_completed(CUcontext context, uint32_t stream, uint8_t* buffer,
+                                            size_t /*size*/, size_t valid_size) {
+  ActivityCollector& self = instance();
+  if (!buffer) return;
+  try {
+    self.decode_buffer(context, stream, buffer, valid_size);
+  } catch (...) {
+    // out of memory while decoding: what was decoded stays, the rest of the buffer is lost
+  }
+  self.pool_->release(buffer);
+}
+
+void ActivityCollector::decode_buffer(CUcontext context, uint32_t stream, uint8_t* buffer, size_t valid_size) {
+  const CuptiApi& api = CuptiLibrary::instance().api();
+  ActivityDecoder decoder(api.GetCallbackName);
+  GpuCollected decoded;
+  CUpti_Activity* record = nullptr;
+  while (api.ActivityGetNextRecord(buffer, valid_size, &record) == CUPTI_SUCCESS) {
+    decoder.decode(*record, decoded);
+  }
+  size_t dropped = 0;
+  if (api.ActivityGetNumDroppedRecords(context, stream, &dropped) == CUPTI_SUCCESS) {
+    decoded.dropped_records += dropped;
+  }
+  if (!uses_host_clock_) {
+    for (GpuActivity& row : decoded.activities) {
+      row.start_ns += clock_offset_ns_;
+      row.end_ns += clock_offset_ns_;
+    }
+    for (ApiCall& call : decoded.api_calls) {
+      call.start_ns += clock_offset_ns_;
+      call.end_ns += clock_offset_ns_;
+    }
+  }
+  std::lock_guard<std::mutex> lock(collected_mutex_);
+  GpuCollected& c = collected_;
+  c.activities.insert(c.activities.end(), decoded.activities.begin(), decoded.activities.end());
+  c.api_calls.insert(c.api_calls.end(), decoded.api_calls.begin(), decoded.api_calls.end());
+  c.external_ids.insert(decoded.external_ids.begin(), decoded.external_ids.end());
+  for (GpuDevice& device : decoded.devices) {
+    auto same = [&](const GpuDevice& known) { return known.id == device.id; };
+    if (std::none_of(c.devices.begin(), c.devices.end(), same)) c.devices.push_back(std::move(device));
+  }
+  c.dropped_records += decoded.dropped_records;
+}
+
+void ActivityCollector::push(uint64_t range_id) noexcept {
+  const CuptiApi& api = CuptiLibrary::instance().api();
+  if (api.ActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, range_id) == CUPTI_SUCCESS) {
+    ++tls_pushed;
+  }
+}
+
+void ActivityCollector::pop_host_range() noexcept {
+  if (tls_pushed > 0) instance().pop();
+}
+
+void ActivityCollector::pop() noexcept {
+  uint64_t ignored = 0;
+  CuptiLibrary::instance().api().ActivityPopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &ignored);
+  --tls_pushed;
+}
+
+void ActivityCollector::annotate_stream_range(uint64_t range_id, uint64_t stream_handle) noexcept {
+  const CuptiApi& api = CuptiLibrary::instance().api();
+  if (!collecting() || !api.GetStreamIdEx) return;
+  uint32_t stream_id = 0;
+  const auto stream = reinterpret_cast<CUstream>(static_cast<uintptr_t>(stream_handle));
+  if (api.GetStreamIdEx(nullptr, stream, 0, &stream_id) != CUPTI_SUCCESS) return;
+  try {
+    std::lock_guard<std::mutex> lock(collected_mutex_);
+    stream_annotations_.push_back({range_id, stream_id});
+  } catch (...) {
+    // out of memory: the range keeps its host side only
+  }
+}
+
+std::vector<StreamAnnotation> ActivityCollector::take_stream_annotations() {
+  std::lock_guard<std::mutex> lock(collected_mutex_);
+  std::vector<StreamAnnotation> taken;
+  taken.swap(stream_annotations_);
+  return taken;
+}
+
+}  // namespace perfprof

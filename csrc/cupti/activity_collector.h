@@ -1,0 +1,88 @@
+#pragma once
+// GPU activity collection through the CUPTI activity API.
+//
+// Buffers come from a pool allocated when collection starts (a buffer request inside a kernel
+// launch must not allocate); CUPTI fills them, and completed buffers are decoded on CUPTI's own
+// thread, off the application's path. Nothing here throws into CUPTI's callbacks.
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "cupti/cupti_library.h"
+#include "trace/gpu_trace.h"
+#include "trace/trace_builder.h"
+
+namespace perfprof {
+
+// The spec's levels (ExperimentalConfig.profiler_level), from least to most collected.
+enum class GpuLevel : int { None = 0, Level0 = 1, Level1 = 2, Level2 = 3 };
+
+struct CollectorOptions {
+  GpuLevel level = GpuLevel::Level0;
+  size_t buffer_bytes = 4 << 20;   // per CUPTI buffer (fixed by the first start)
+  size_t initial_buffers = 8;      // allocated at the first start
+  size_t max_buffers = 256;        // past this, records are dropped and counted (1 GiB)
+};
+
+class ActivityCollector {
+ public:
+  static ActivityCollector& instance();
+
+  // Enables the activity kinds of the level. Returns an empty string on success, else why
+  // collection could not start (e.g. another CUPTI client is active); nothing is then enabled.
+  std::string start(const CollectorOptions& options);
+  // Disables collection and flushes every buffer CUPTI holds.
+  void stop();
+  bool collecting() const { return collecting_.load(std::memory_order_acquire); }
+
+  // Moves out what was decoded so far (flushing first when `flush`), or drops it.
+  GpuCollected take(bool flush);
+  void discard() { take(true); }
+
+  // Host ranges being entered/left on this thread while collecting: GPU work launched inside
+  // gets the innermost range's id as its external correlation ("External id").
+  static void push_host_range(uint64_t range_id) noexcept {
+    if (instance().collecting_.load(std::memory_order_relaxed)) instance().push(range_id);
+  }
+  static void pop_host_range() noexcept;  // pops only what this thread pushed
+
+  // An mstx range given a CUDA stream while collecting: its GPU span is drawn on that stream.
+  void annotate_stream_range(uint64_t range_id, uint64_t stream_handle) noexcept;
+  std::vector<StreamAnnotation> take_stream_annotations();
+
+  // Timestamps CUPTI reports are on the host clock (now_ns) when CUPTI takes perfprof's clock
+  // through cuptiActivityRegisterTimestampCallback; else they are shifted by this calibrated
+  // offset. Documented error: half the narrowest bracket of 16 paired reads.
+  int64_t clock_offset_ns() const { return clock_offset_ns_; }
+  bool uses_host_clock() const { return uses_host_clock_; }
+
+ private:
+  ActivityCollector() = default;
+  class BufferPool;
+
+  static void CUPTIAPI on_buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records);
+  static void CUPTIAPI on_buffer_completed(CUcontext context, uint32_t stream, uint8_t* buffer,
+                                           size_t size, size_t valid_size);
+  void decode_buffer(CUcontext context, uint32_t stream, uint8_t* buffer, size_t valid_size);
+  std::string register_once(const CuptiApi& api);
+  void align_clock(const CuptiApi& api);
+  std::vector<CUpti_ActivityKind> kinds_for(GpuLevel level) const;
+  void push(uint64_t range_id) noexcept;
+  void pop() noexcept;
+
+  std::atomic<bool> collecting_{false};
+  bool callbacks_registered_ = false;
+  bool uses_host_clock_ = false;
+  int64_t clock_offset_ns_ = 0;
+  std::vector<CUpti_ActivityKind> enabled_;
+  std::unique_ptr<BufferPool> pool_;
+
+  std::mutex collected_mutex_;  // never held while calling into CUPTI
+  GpuCollected collected_;
+  std::vector<StreamAnnotation> stream_annotations_;  // guarded by collected_mutex_
+};
+
+}  // namespace perfprof

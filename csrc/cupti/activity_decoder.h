@@ -1,0 +1,38 @@
+#pragma once
+// Turns CUPTI activity records into perfprof's GPU rows.
+//
+// The fields read are at the same offsets in every record version CUPTI 12.0-13.x writes
+// (Kernel9-13, Memcpy5-7, Memset4-5: checked at compile time in activity_decoder.cpp), so one
+// decoder serves every libcupti perfprof may load. A record shorter than the fields it needs
+// (reported by cuptiActivityGetStructSize) is skipped and counted instead of misread.
+#include <cupti.h>
+
+#include <cstdint>
+#include <unordered_map>
+
+#include "trace/gpu_trace.h"
+
+namespace perfprof {
+
+class ActivityDecoder {
+ public:
+  // `names_of_calls` resolves API callback ids to names (cuptiGetCallbackName), may be null.
+  using CallbackName = CUptiResult (*)(CUpti_CallbackDomain, uint32_t, const char**);
+  explicit ActivityDecoder(CallbackName names_of_calls) : callback_name_(names_of_calls) {}
+
+  // Appends what `record` describes to `out`. Returns false for kinds perfprof does not use.
+  bool decode(const CUpti_Activity& record, GpuCollected& out);
+
+ private:
+  StringId intern_name(const char* name);
+  StringId api_name(bool driver, uint32_t cbid);
+
+  CallbackName callback_name_;
+  std::unordered_map<const char*, StringId> names_;  // CUPTI shares one name pointer per kernel
+  std::unordered_map<uint64_t, StringId> api_names_;
+};
+
+// "Memcpy HtoD", "Memcpy DtoD", ... by CUpti_ActivityMemcpyKind.
+const char* memcpy_kind_name(uint8_t copy_kind);
+
+}  // namespace perfprof

@@ -1,0 +1,150 @@
+#include "cupti/cupti_library.h"
+
+#include <dlfcn.h>
+
+#include <fmt/format.h>
+
+namespace perfprof {
+namespace {
+
+// Sonames checked with RTLD_NOLOAD, so a libcupti another library (torch) already loaded is
+// shared rather than loaded twice (two copies would fight over one CUDA driver interface).
+const char* const kSonames[] = {"libcupti.so.13", "libcupti.so.12", "libcupti.so"};
+
+template <typename Function>
+bool resolve(void* handle, const char* symbol, Function* out) {
+  *out = reinterpret_cast<Function>(dlsym(handle, symbol));
+  return *out != nullptr;
+}
+
+}  // namespace
+
+CuptiLibrary& CuptiLibrary::instance() {
+  static CuptiLibrary* library = new CuptiLibrary();  // never unloaded: CUPTI may call back late
+  return *library;
+}
+
+const CuptiStatus& CuptiLibrary::load(const std::string& explicit_path,
+                                      const std::vector<std::string>& candidates,
+                                      const std::string& driver_library) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (attempted_) return status_;
+  attempted_ = true;
+  bool loaded = false;
+  if (!explicit_path.empty()) {
+    loaded = try_open(explicit_path, RTLD_NOW | RTLD_LOCAL);
+  } else {
+    for (const char* soname : kSonames) {
+      if ((loaded = try_open(soname, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD))) break;
+    }
+    for (size_t i = 0; !loaded && i < candidates.size(); ++i) {
+      loaded = try_open(candidates[i], RTLD_NOW | RTLD_LOCAL);
+    }
+  }
+  if (!loaded) {
+    if (status_.reason.empty()) status_.reason = "libcupti was not found";
+    return status_;
+  }
+  probe_driver(driver_library.empty() ? "libcuda.so.1" : driver_library);
+  return status_;
+}
+
+void CuptiLibrary::probe_driver(const std::string& driver_library) {
+  status_.available = false;
+  void* driver = dlopen(driver_library.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!driver) {
+    status_.reason = fmt::format("no NVIDIA driver: {} cannot be loaded", driver_library);
+    return;
+  }
+  int (*init)(unsigned int) = nullptr;
+  int (*device_count)(int*) = nullptr;
+  if (!resolve(driver, "cuInit", &init) || !resolve(driver, "cuDeviceGetCount", &device_count)) {
+    status_.reason = fmt::format("{} is not a CUDA driver library", driver_library);
+    return;
+  }
+  int count = 0;
+  if (const int result = init(0); result != 0) {
+    status_.reason = fmt::format("the CUDA driver did not initialise (cuInit returned {})", result);
+  } else if (device_count(&count) != 0 || count < 1) {
+    status_.reason = "no CUDA device is visible (check CUDA_VISIBLE_DEVICES)";
+  } else {
+    status_.available = true;
+    status_.devices = count;
+    status_.reason.clear();
+  }
+}
+
+bool CuptiLibrary::try_open(const std::string& location, int flags) {
+  void* handle = dlopen(location.c_str(), flags);
+  if (!handle) {
+    if (!(flags & RTLD_NOLOAD)) {
+      const char* error = dlerror();
+      status_.tried.push_back(fmt::format("{}: {}", location, error ? error : "cannot load"));
+    }
+    return false;
+  }
+  std::string missing;
+  CuptiApi previous = api_;
+  if (!bind(handle, &missing)) {
+    api_ = previous;
+    status_.tried.push_back(fmt::format("{}: not a usable libcupti (no {})", location, missing));
+    status_.reason = status_.tried.back();
+    dlclose(handle);
+    return false;
+  }
+  uint32_t version = 0;
+  const CUptiResult result = api_.GetVersion(&version);
+  if (result != CUPTI_SUCCESS) {
+    // Seen without an NVIDIA driver: every call fails with CUPTI_ERROR_UNKNOWN.
+    status_.tried.push_back(fmt::format("{}: cuptiGetVersion failed with {}", location, describe(result)));
+    status_.reason = fmt::format("{} (is an NVIDIA driver installed and a GPU visible?)", status_.tried.back());
+    api_ = previous;
+    dlclose(handle);
+    return false;
+  }
+  status_.library = location;
+  status_.version = version;
+  status_.reason.clear();
+  status_.tried.push_back(fmt::format("{}: loaded, CUPTI version {}", location, version));
+  return true;
+}
+
+bool CuptiLibrary::bind(void* handle, std::string* missing) {
+  CuptiApi& a = api_;
+  const std::pair<const char*, bool> required[] = {
+      {"cuptiGetVersion", resolve(handle, "cuptiGetVersion", &a.GetVersion)},
+      {"cuptiActivityRegisterCallbacks", resolve(handle, "cuptiActivityRegisterCallbacks", &a.ActivityRegisterCallbacks)},
+      {"cuptiActivityEnable", resolve(handle, "cuptiActivityEnable", &a.ActivityEnable)},
+      {"cuptiActivityDisable", resolve(handle, "cuptiActivityDisable", &a.ActivityDisable)},
+      {"cuptiActivityFlushAll", resolve(handle, "cuptiActivityFlushAll", &a.ActivityFlushAll)},
+      {"cuptiActivityGetNextRecord", resolve(handle, "cuptiActivityGetNextRecord", &a.ActivityGetNextRecord)},
+      {"cuptiActivityGetNumDroppedRecords", resolve(handle, "cuptiActivityGetNumDroppedRecords", &a.ActivityGetNumDroppedRecords)},
+      {"cuptiActivityPushExternalCorrelationId", resolve(handle, "cuptiActivityPushExternalCorrelationId", &a.ActivityPushExternalCorrelationId)},
+      {"cuptiActivityPopExternalCorrelationId", resolve(handle, "cuptiActivityPopExternalCorrelationId", &a.ActivityPopExternalCorrelationId)},
+      {"cuptiGetTimestamp", resolve(handle, "cuptiGetTimestamp", &a.GetTimestamp)},
+  };
+  for (const auto& [name, found] : required) {
+    if (!found) {
+      *missing = name;
+      return false;
+    }
+  }
+  resolve(handle, "cuptiGetResultString", &a.GetResultString);
+  resolve(handle, "cuptiGetCallbackName", &a.GetCallbackName);
+  resolve(handle, "cuptiActivityRegisterTimestampCallback", &a.ActivityRegisterTimestampCallback);
+  resolve(handle, "cuptiSetThreadIdType", &a.SetThreadIdType);
+  resolve(handle, "cuptiActivityGetStructSize", &a.ActivityGetStructSize);
+  resolve(handle, "cuptiActivityEnableLaunchAttributes", &a.ActivityEnableLaunchAttributes);
+  resolve(handle, "cuptiGetStreamIdEx", &a.GetStreamIdEx);
+  return true;
+}
+
+std::string CuptiLibrary::describe(CUptiResult result) const {
+  const char* name = nullptr;
+  if (api_.GetResultString && api_.GetResultString(result, &name) == CUPTI_SUCCESS && name) {
+    return fmt::format("{} ({})", name, static_cast<int>(result));
+  }
+  return fmt::format("CUPTI error {}", static_cast<int>(result));
+}
+
+}  // namespace perfprof

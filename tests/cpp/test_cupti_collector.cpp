@@ -1,0 +1,139 @@
+// The CUPTI collector against the CUPTI test double (tests/cupti_double), loaded by path the way
+// perfprof loads libcupti: buffer pool exhaustion, decoding, clock, external ids.
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+
+#include "common/clock.h"
+#include "cupti/activity_collector.h"
+#include "cupti/cupti_library.h"
+#include "record/recorder.h"
+
+namespace perfprof {
+namespace {
+
+// The double's control API, resolved by name from the library perfprof loaded.
+struct FakeCupti {
+  void (*reset)();
+  void (*drop_next)(uint32_t);
+  uint32_t (*launch_kernel)(const char*, uint32_t, uint32_t, uint32_t, uint64_t, uint32_t, uint32_t,
+                            uint16_t, int32_t, uint32_t);
+
+  static FakeCupti& instance() {
+    static FakeCupti fake = [] {
+      void* handle = dlopen(PERFPROF_FAKE_CUPTI, RTLD_NOW | RTLD_LOCAL);
+      FakeCupti f{};
+      f.reset = reinterpret_cast<void (*)()>(dlsym(handle, "fake_cupti_reset"));
+      f.drop_next = reinterpret_cast<void (*)(uint32_t)>(dlsym(handle, "fake_cupti_drop_next"));
+      f.launch_kernel = reinterpret_cast<decltype(f.launch_kernel)>(dlsym(handle, "fake_cupti_launch_kernel"));
+      return f;
+    }();
+    return fake;
+  }
+
+  uint32_t kernel(const char* name, uint32_t stream = 7) {
+    return launch_kernel(name, 0, 1, stream, 10'000, 64, 128, 32, 0, 0);
+  }
+};
+
+class CuptiCollector : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    const CuptiStatus& status = CuptiLibrary::instance().load(PERFPROF_FAKE_CUPTI, {}, PERFPROF_FAKE_CUPTI);
+    ASSERT_TRUE(status.available) << status.reason;
+  }
+  void SetUp() override { FakeCupti::instance().reset(); }
+  void TearDown() override {
+    collector().stop();
+    collector().take(false);
+  }
+
+  static ActivityCollector& collector() { return ActivityCollector::instance(); }
+  static FakeCupti& fake() { return FakeCupti::instance(); }
+
+  static CollectorOptions options(size_t max_buffers = 256) {
+    CollectorOptions o;
+    o.max_buffers = max_buffers;
+    o.initial_buffers = std::min<size_t>(o.initial_buffers, max_buffers);
+    return o;
+  }
+};
+
+TEST_F(CuptiCollector, DecodesKernelsAndTheirLaunchesOnTheHostClock) {
+  ASSERT_EQ(collector().start(options()), "");
+  const int64_t before = now_ns();
+  const uint32_t correlation = fake().kernel("gemm");
+  const int64_t after = now_ns();
+  collector().stop();
+  const GpuCollected collected = collector().take(false);
+
+  ASSERT_EQ(collected.activities.size(), 1u);
+  const GpuActivity& kernel = collected.activities[0];
+  EXPECT_EQ(global_strings().snapshot()[kernel.name], "gemm");
+  EXPECT_EQ(kernel.correlation, correlation);
+  EXPECT_EQ(kernel.stream, 7u);
+  EXPECT_EQ(kernel.grid[0], 64u);
+  EXPECT_EQ(kernel.block[0], 128u);
+  EXPECT_EQ(kernel.end_ns - kernel.start_ns, 10'000);
+  ASSERT_EQ(collected.api_calls.size(), 1u);
+  const ApiCall& launch = collected.api_calls[0];
+  EXPECT_EQ(global_strings().snapshot()[launch.name], "cudaLaunchKernel");
+  EXPECT_GE(launch.start_ns, before);
+  EXPECT_LE(launch.end_ns, after);
+  EXPECT_GE(kernel.start_ns, launch.end_ns);
+  EXPECT_TRUE(collector().uses_host_clock());
+}
+
+TEST_F(CuptiCollector, AnExhaustedBufferPoolDropsAndCountsRecords) {
+  ASSERT_EQ(collector().start(options(/*max_buffers=*/1)), "");
+  constexpr uint32_t kLaunches = 20'000;  // more than one 4 MiB buffer holds
+  for (uint32_t i = 0; i < kLaunches; ++i) fake().kernel("k");
+  collector().stop();
+  const GpuCollected collected = collector().take(false);
+  EXPECT_GT(collected.dropped_records, 0u);
+  // Each launch is two records (runtime + kernel): everything is delivered or counted.
+  EXPECT_EQ(collected.activities.size() + collected.api_calls.size() + collected.dropped_records,
+            2u * kLaunches);
+}
+
+TEST_F(CuptiCollector, DropsReportedByCuptiAreCounted) {
+  ASSERT_EQ(collector().start(options()), "");
+  fake().drop_next(3);
+  for (int i = 0; i < 5; ++i) fake().kernel("k");
+  collector().stop();
+  const GpuCollected collected = collector().take(false);
+  EXPECT_EQ(collected.dropped_records, 3u);
+  EXPECT_EQ(collected.activities.size() + collected.api_calls.size(), 7u);
+}
+
+TEST_F(CuptiCollector, HostRangesBecomeExternalIdsOfTheWorkLaunchedInside) {
+  ASSERT_EQ(collector().start(options()), "");
+  ActivityCollector::push_host_range(41);
+  fake().kernel("outer");
+  ActivityCollector::push_host_range(42);
+  const uint32_t inner = fake().kernel("inner");
+  ActivityCollector::pop_host_range();
+  ActivityCollector::pop_host_range();
+  const uint32_t outside = fake().kernel("outside");
+  collector().stop();
+  const GpuCollected collected = collector().take(false);
+  EXPECT_EQ(collected.external_ids.at(inner), 42u);
+  EXPECT_EQ(collected.external_ids.count(outside), 0u);
+  EXPECT_EQ(collected.external_ids.size(), 2u);
+}
+
+TEST_F(CuptiCollector, DiscardDropsWhatWasCollectedSoFar) {
+  ASSERT_EQ(collector().start(options()), "");
+  fake().kernel("warm-up");
+  collector().discard();
+  fake().kernel("recorded");
+  collector().stop();
+  const GpuCollected collected = collector().take(false);
+  ASSERT_EQ(collected.activities.size(), 1u);
+  EXPECT_EQ(global_strings().snapshot()[collected.activities[0].name], "recorded");
+}
+
+}  // namespace
+}  // namespace perfprof

@@ -1,0 +1,202 @@
+"""GPU collection through the real CUPTI code path, driven by the CUPTI test double."""
+import fake_cupti
+from fake_cupti import run
+
+PROFILE_KERNELS = """
+import perfprof
+config = perfprof.ExperimentalConfig(profiler_level=perfprof.ProfilerLevel.{level})
+with perfprof.profile(activities=[perfprof.ProfilerActivity.CPU, perfprof.ProfilerActivity.CUDA],
+                      experimental_config=config) as prof:
+    with perfprof.record_function("train step"):
+        correlations = [kernel("gemm_kernel"), kernel("relu_kernel"), kernel("gemm_kernel", stream=9)]
+        correlations.append(fake.fake_cupti_memcpy(1 << 20, 1, 0, 1, 7, 20_000))
+        correlations.append(fake.fake_cupti_memset(4096, 0, 0, 1, 7, 5_000))
+        fake.fake_cupti_synchronize(0, 1, 7, 30_000)
+        fake.fake_cupti_malloc(0x7000, 1 << 20, 0, 0)
+        fake.fake_cupti_graph_launch(0, 1, 7, 3, 40_000)
+path = os.path.join(os.environ["TMP"], "trace.json")
+prof.export_chrome_trace(path)
+print(json.dumps(dict(trace=load_trace(path), tid=threading.get_native_id(), correlations=correlations)))
+"""
+
+
+def events(trace, **match):
+    return [e for e in trace["traceEvents"] if all(e.get(k) == v for k, v in match.items())]
+
+
+def test_status_with_the_double(tmp_path):
+    result = run("""
+import perfprof
+print(json.dumps(dict(status=perfprof.cuda_status(), activities=[a.name for a in perfprof.supported_activities()])))
+""", tmp_path)
+    status = result["status"]
+    assert status["available"] and status["library"].endswith(fake_cupti.LIBRARY_NAME)
+    assert status["version"] >= 130000 and status["devices"] == 1 and status["reason"] == ""
+    assert result["activities"] == ["CPU", "CUDA"]
+
+
+def test_no_driver_device_means_cpu_only_with_one_clear_warning(tmp_path):
+    result = run("""
+fake.fake_cupti_set_driver(0, 0)
+import perfprof
+with perfprof.profile(activities=[perfprof.ProfilerActivity.CPU, perfprof.ProfilerActivity.CUDA]) as prof:
+    with perfprof.record_function("cpu work"):
+        pass
+with perfprof.profile(activities=[perfprof.ProfilerActivity.CUDA]):
+    pass
+print(json.dumps(dict(status=perfprof.cuda_status(), ranges=[r[0] for r in prof.trace.ranges()],
+                      activities=[a.name for a in perfprof.supported_activities()])))
+""", tmp_path)
+    assert not result["status"]["available"] and "no CUDA device is visible" in result["status"]["reason"]
+    assert result["activities"] == ["CPU"] and result["ranges"] == ["cpu work"]
+    assert result["_stderr"].count("ProfilerActivity.CUDA is not supported here") == 1
+
+
+def test_kernels_copies_and_runtime_calls_are_linked(tmp_path):
+    result = run(PROFILE_KERNELS.format(level="Level0"), tmp_path)
+    trace, tid = result["trace"], result["tid"]
+    kernels = events(trace, cat="kernel")
+    assert sorted(k["name"] for k in kernels) == ["gemm_kernel", "gemm_kernel", "relu_kernel"]
+    assert {(k["pid"], k["tid"]) for k in kernels} == {(0, 7), (0, 9)}
+    (copy,) = events(trace, cat="gpu_memcpy")
+    assert copy["name"] == "Memcpy HtoD" and copy["args"]["bytes"] == 1 << 20
+    (fill,) = events(trace, cat="gpu_memset")
+    assert fill["args"]["bytes"] == 4096
+    runtime = {e["args"]["correlation"]: e for e in events(trace, cat="cuda_runtime")}
+    assert {e["name"] for e in runtime.values()} == {
+        "cudaLaunchKernel", "cudaMemcpyAsync", "cudaMemsetAsync", "cudaStreamSynchronize", "cudaMalloc",
+        "cudaGraphLaunch"}
+    assert all(e["tid"] == tid for e in runtime.values())
+    for gpu_event in kernels + [copy, fill]:
+        launch = runtime[gpu_event["args"]["correlation"]]
+        assert gpu_event["ts"] >= launch["ts"] + launch["dur"], "GPU work starts after its launch"
+    flows_out = {e["id"]: e for e in events(trace, ph="s", cat="ac2g")}
+    flows_in = {e["id"]: e for e in events(trace, ph="f", cat="ac2g")}
+    assert set(flows_out) == set(flows_in) == set(result["correlations"])
+    assert all(flows_in[i]["bp"] == "e" and flows_in[i]["pid"] == 0 for i in flows_in)
+    assert not events(trace, cat="cuda_driver") and not events(trace, cat="cuda_sync"), "Level0 only"
+
+
+def test_gpu_work_links_to_the_enclosing_host_range(tmp_path):
+    trace = run(PROFILE_KERNELS.format(level="Level0"), tmp_path)["trace"]
+    (step,) = events(trace, name="train step")
+    external = step["args"]["External id"]
+    for event in events(trace, cat="kernel") + events(trace, cat="cuda_runtime"):
+        assert event["args"]["External id"] == external
+    launch = events(trace, cat="cuda_runtime")[0]
+    assert step["ts"] <= launch["ts"] and launch["ts"] + launch["dur"] <= step["ts"] + step["dur"]
+
+
+def test_level1_adds_driver_synchronization_memory_and_graphs(tmp_path):
+    trace = run(PROFILE_KERNELS.format(level="Level1"), tmp_path)["trace"]
+    (sync,) = events(trace, cat="cuda_sync")
+    assert sync["tid"] != 7, "synchronisation waits get their own track"
+    (alloc,) = events(trace, cat="gpu_memory")
+    assert alloc["name"] == "Memory Allocation" and alloc["args"]["bytes"] == 1 << 20
+    (graph,) = events(trace, cat="cuda_graph")
+    assert graph["args"]["graph id"] == 3
+
+
+def test_level_none_collects_no_gpu_activity(tmp_path):
+    trace = run(PROFILE_KERNELS.format(level="Level_none"), tmp_path)["trace"]
+    assert not events(trace, cat="kernel") and not events(trace, cat="cuda_runtime")
+
+
+def test_device_properties_and_gpu_track_names(tmp_path):
+    trace = run(PROFILE_KERNELS.format(level="Level0"), tmp_path)["trace"]
+    (device,) = trace["deviceProperties"]
+    assert device["name"] == "Fake GPU" and device["numSms"] == 132 and device["computeMajor"] == 9
+    assert device["totalGlobalMem"] == 80 << 30
+    names = {(e["pid"], e.get("tid")): e["args"]["name"] for e in events(trace, ph="M") if e["name"] in ("process_name", "thread_name")}
+    assert names[(0, 0)] == "GPU 0" and names[(0, 7)] == "stream 7" and names[(0, 9)] == "stream 9"
+    (kernel,) = [k for k in events(trace, cat="kernel") if k["tid"] == 9]
+    assert kernel["args"]["grid"] == [128, 1, 1] and kernel["args"]["block"] == [256, 1, 1]
+    assert kernel["args"]["blocks per SM"] == round(128 / 132, 3)
+
+
+def test_clock_alignment_without_the_timestamp_callback(tmp_path):
+    # The double then stamps records with CLOCK_REALTIME, as CUPTI does by default; perfprof must
+    # shift them onto its monotonic clock.
+    result = run(f"""
+fake.fake_cupti_fail(b"cuptiActivityRegisterTimestampCallback", {fake_cupti.CUPTI_ERROR_NOT_SUPPORTED})
+{PROFILE_KERNELS.format(level="Level0")}
+""", tmp_path)
+    trace = result["trace"]
+    (step,) = events(trace, name="train step")
+    for launch in events(trace, cat="cuda_runtime"):
+        assert step["ts"] - 5 <= launch["ts"] <= step["ts"] + step["dur"] + 5, "within 5 us of the host range"
+
+
+def test_dropped_records_are_counted_and_reported(tmp_path):
+    result = run("""
+import perfprof
+fake.fake_cupti_drop_next(4)
+with perfprof.profile(activities=[perfprof.ProfilerActivity.CUDA]) as prof:
+    for _ in range(3):
+        kernel("k")
+print(json.dumps(dict(stats=prof.trace.stats, kernels=[a["name"] for a in prof.trace.gpu_activities()])))
+""", tmp_path)
+    assert result["stats"]["gpu_dropped_records"] == 4
+    assert "CUPTI dropped 4 GPU activity records" in result["_stderr"]
+
+
+def test_another_cupti_client_falls_back_to_cpu(tmp_path):
+    result = run(f"""
+import perfprof
+fake.fake_cupti_fail(b"cuptiActivityEnable", {fake_cupti.CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED})
+with perfprof.profile(activities=[perfprof.ProfilerActivity.CPU, perfprof.ProfilerActivity.CUDA]) as prof:
+    with perfprof.record_function("still profiled"):
+        kernel("k")
+print(json.dumps(dict(ranges=[r[0] for r in prof.trace.ranges()], gpu=prof.trace.gpu_activities())))
+""", tmp_path)
+    assert result["ranges"] == ["still profiled"] and result["gpu"] == []
+    assert "another CUPTI client is active" in result["_stderr"]
+
+
+def test_warmup_gpu_activity_is_discarded(tmp_path):
+    result = run("""
+import perfprof
+with perfprof.profile(activities=[perfprof.ProfilerActivity.CPU, perfprof.ProfilerActivity.CUDA],
+                      schedule=perfprof.schedule(wait=0, warmup=1, active=1, repeat=1)) as prof:
+    for step in range(3):
+        kernel(f"kernel of step {step}")
+        prof.step()
+print(json.dumps(dict(kernels=[a["name"] for a in prof.trace.gpu_activities()])))
+""", tmp_path)
+    assert result["kernels"] == ["kernel of step 1"]
+
+
+def test_mstx_range_on_a_stream_spans_its_gpu_work(tmp_path):
+    result = run("""
+import perfprof
+config = perfprof.ExperimentalConfig(mstx=True)
+with perfprof.profile(activities=[perfprof.ProfilerActivity.CPU, perfprof.ProfilerActivity.CUDA],
+                      experimental_config=config) as prof:
+    kernel("before", stream=7)
+    range_id = perfprof.mstx.range_start("matmul block", 7)
+    kernel("inside 1", stream=7)
+    kernel("inside 2", stream=7)
+    perfprof.mstx.range_end(range_id)
+path = os.path.join(os.environ["TMP"], "trace.json")
+prof.export_chrome_trace(path)
+print(json.dumps(load_trace(path)))
+""", tmp_path)
+    (span,) = events(result, cat="gpu_user_annotation")
+    assert span["name"] == "matmul block" and (span["pid"], span["tid"]) == (0, 7)
+    inside = [k for k in events(result, cat="kernel") if k["name"].startswith("inside")]
+    assert span["ts"] == min(k["ts"] for k in inside)
+    assert abs(span["ts"] + span["dur"] - max(k["ts"] + k["dur"] for k in inside)) < 0.002
+    (before,) = events(result, name="before")
+    assert before["ts"] + before["dur"] <= span["ts"]
+
+
+def test_gpu_trace_nests_and_loads_in_holistic_trace_analysis(tmp_path):
+    from trace_checks import assert_slices_nest
+
+    trace = run(PROFILE_KERNELS.format(level="Level1"), tmp_path)["trace"]
+    assert_slices_nest(trace)
+    from hta.trace_analysis import TraceAnalysis
+
+    analysis = TraceAnalysis(trace_dir=str(tmp_path))
+    kernel_types, kernels = analysis.get_gpu_kernel_breakdown(visualize=False)
+    assert set(kernels["name"]) >= {"gemm_kernel", "relu_kernel"}
