@@ -129,6 +129,9 @@ std::string ActivityCollector::start(const CollectorOptions& options) {
   if (!library.available()) return library.status().reason;
   if (collecting()) return {};
   const CuptiApi& api = library.api();
+  if (std::string problem = ActivityDecoder::layout_problem(api.ActivityGetStructSize); !problem.empty()) {
+    return problem;
+  }
   if (!pool_) {  // kept for the process: CUPTI may hold its buffers between sessions
     try {
       pool_ = std::make_unique<BufferPool>(options.buffer_bytes, options.initial_buffers, options.max_buffers);

@@ -26,6 +26,10 @@ namespace {
   PERFPROF_SAME_OFFSET(Old, CUpti_ActivityKernel13, dynamicSharedMemory);       \
   PERFPROF_SAME_OFFSET(Old, CUpti_ActivityKernel13, correlationId);             \
   PERFPROF_SAME_OFFSET(Old, CUpti_ActivityKernel13, name)
+PERFPROF_KERNEL_FIELDS(CUpti_ActivityKernel5);
+PERFPROF_KERNEL_FIELDS(CUpti_ActivityKernel6);
+PERFPROF_KERNEL_FIELDS(CUpti_ActivityKernel7);
+PERFPROF_KERNEL_FIELDS(CUpti_ActivityKernel8);
 PERFPROF_KERNEL_FIELDS(CUpti_ActivityKernel9);
 PERFPROF_KERNEL_FIELDS(CUpti_ActivityKernel10);
 PERFPROF_KERNEL_FIELDS(CUpti_ActivityKernel11);
@@ -41,6 +45,7 @@ PERFPROF_KERNEL_FIELDS(CUpti_ActivityKernel12);
   PERFPROF_SAME_OFFSET(Old, CUpti_ActivityMemcpy7, contextId);     \
   PERFPROF_SAME_OFFSET(Old, CUpti_ActivityMemcpy7, streamId);      \
   PERFPROF_SAME_OFFSET(Old, CUpti_ActivityMemcpy7, correlationId)
+PERFPROF_MEMCPY_FIELDS(CUpti_ActivityMemcpy4);
 PERFPROF_MEMCPY_FIELDS(CUpti_ActivityMemcpy5);
 PERFPROF_MEMCPY_FIELDS(CUpti_ActivityMemcpy6);
 #define PERFPROF_MEMSET_FIELDS(Old)                               \
@@ -52,7 +57,19 @@ PERFPROF_MEMCPY_FIELDS(CUpti_ActivityMemcpy6);
   PERFPROF_SAME_OFFSET(Old, CUpti_ActivityMemset5, contextId);    \
   PERFPROF_SAME_OFFSET(Old, CUpti_ActivityMemset5, streamId);     \
   PERFPROF_SAME_OFFSET(Old, CUpti_ActivityMemset5, correlationId)
+PERFPROF_MEMSET_FIELDS(CUpti_ActivityMemset3);
 PERFPROF_MEMSET_FIELDS(CUpti_ActivityMemset4);
+#define PERFPROF_DEVICE_FIELDS(Old)                                                  \
+  PERFPROF_SAME_OFFSET(Old, CUpti_ActivityDevice6, globalMemorySize);                \
+  PERFPROF_SAME_OFFSET(Old, CUpti_ActivityDevice6, numMultiprocessors);              \
+  PERFPROF_SAME_OFFSET(Old, CUpti_ActivityDevice6, maxSharedMemoryPerMultiprocessor); \
+  PERFPROF_SAME_OFFSET(Old, CUpti_ActivityDevice6, maxThreadsPerBlock);              \
+  PERFPROF_SAME_OFFSET(Old, CUpti_ActivityDevice6, computeCapabilityMinor);          \
+  PERFPROF_SAME_OFFSET(Old, CUpti_ActivityDevice6, id);                              \
+  PERFPROF_SAME_OFFSET(Old, CUpti_ActivityDevice6, name)
+PERFPROF_DEVICE_FIELDS(CUpti_ActivityDevice4);
+PERFPROF_DEVICE_FIELDS(CUpti_ActivityDevice5);
+#undef PERFPROF_DEVICE_FIELDS
 #undef PERFPROF_MEMSET_FIELDS
 #undef PERFPROF_MEMCPY_FIELDS
 #undef PERFPROF_KERNEL_FIELDS
@@ -185,7 +202,32 @@ GpuDevice device_of(const CUpti_ActivityDevice6& d) {
   return device;
 }
 
+// The bytes of each record kind the decoder reads: up to and including its last field read.
+struct RequiredLayout {
+  CUpti_ActivityKind kind;
+  const char* name;
+  size_t bytes;
+};
+constexpr RequiredLayout kRequiredLayouts[] = {
+    {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "kernel", offsetof(CUpti_ActivityKernel13, name) + sizeof(const char*)},
+    {CUPTI_ACTIVITY_KIND_MEMCPY, "memcpy", offsetof(CUpti_ActivityMemcpy7, correlationId) + sizeof(uint32_t)},
+    {CUPTI_ACTIVITY_KIND_MEMSET, "memset", offsetof(CUpti_ActivityMemset5, correlationId) + sizeof(uint32_t)},
+    {CUPTI_ACTIVITY_KIND_DEVICE, "device", offsetof(CUpti_ActivityDevice6, name) + sizeof(const char*)},
+};
+
 }  // namespace
+
+std::string ActivityDecoder::layout_problem(CuptiStructSize struct_size) {
+  if (!struct_size) return {};  // before CUPTI 13: the compile-time checks above cover 11.x-12.x
+  for (const RequiredLayout& layout : kRequiredLayouts) {
+    size_t size = 0;
+    if (struct_size(layout.kind, 0, &size) == CUPTI_SUCCESS && size < layout.bytes) {
+      return fmt::format("this libcupti writes {} records of {} bytes; perfprof reads {} bytes of them "
+                         "and does not know this layout", layout.name, size, layout.bytes);
+    }
+  }
+  return {};
+}
 
 bool ActivityDecoder::decode(const CUpti_Activity& record, GpuCollected& out) {
   switch (record.kind) {

@@ -1,13 +1,15 @@
 #pragma once
 // Turns CUPTI activity records into perfprof's GPU rows.
 //
-// The fields read are at the same offsets in every record version CUPTI 12.0-13.x writes
-// (Kernel9-13, Memcpy5-7, Memset4-5: checked at compile time in activity_decoder.cpp), so one
-// decoder serves every libcupti perfprof may load. A record shorter than the fields it needs
-// (reported by cuptiActivityGetStructSize) is skipped and counted instead of misread.
+// The fields read are at the same offsets in every record version CUPTI 11.x-13.x writes
+// (Kernel5-13, Memcpy4-7, Memset3-5, Device4-6: checked at compile time in
+// activity_decoder.cpp), so one decoder serves every libcupti perfprof may load. A libcupti
+// whose records are shorter than the fields read (cuptiActivityGetStructSize, CUPTI 13+) is
+// refused at start with the reason, rather than misread.
 #include <cupti.h>
 
 #include <cstdint>
+#include <string>
 #include <unordered_map>
 
 #include "trace/gpu_trace.h"
@@ -22,6 +24,10 @@ class ActivityDecoder {
 
   // Appends what `record` describes to `out`. Returns false for kinds perfprof does not use.
   bool decode(const CUpti_Activity& record, GpuCollected& out);
+
+  // Why records of the loaded libcupti cannot be decoded, or "" when they can.
+  using CuptiStructSize = CUptiResult (*)(CUpti_ActivityKind, uint32_t, size_t*);
+  static std::string layout_problem(CuptiStructSize struct_size);
 
  private:
   StringId intern_name(const char* name);

@@ -151,25 +151,31 @@ class Builder {
   // Ranges are stored per track in begin order, outer range first on equal begins. A range that
   // ends on another thread, or ends after the range enclosing it, cannot be drawn as a nested
   // slice of its thread: it becomes an async slice so every exported thread slice nests.
+  //
+  // A CUDA API call's "External id" becomes its innermost enclosing host range (record_function,
+  // mstx range, ProfilerStep, ...); CUPTI's external correlation id stays for calls outside any.
   void classify_nesting() {
     RangeTable& r = model_.ranges;
-    std::vector<int64_t> enclosing_ends;
+    std::vector<size_t> enclosing;  // rows of the ranges open at the current row, innermost last
     uint32_t current_track = UINT32_MAX;
     for (size_t i = 0; i < r.size(); ++i) {
       if (r.track[i] != current_track) {
         current_track = r.track[i];
-        enclosing_ends.clear();
+        enclosing.clear();
       }
-      while (!enclosing_ends.empty() && enclosing_ends.back() <= r.begin_ns[i]) {
-        enclosing_ends.pop_back();
-      }
-      const bool overlaps_parent = !enclosing_ends.empty() && r.end_ns[i] > enclosing_ends.back();
+      while (!enclosing.empty() && r.end_ns[enclosing.back()] <= r.begin_ns[i]) enclosing.pop_back();
+      const bool overlaps_parent = !enclosing.empty() && r.end_ns[i] > r.end_ns[enclosing.back()];
       if (overlaps_parent || r.end_track[i] != r.track[i]) {
         r.flags[i] |= kRangeAsync;
         ++model_.stats.async_ranges;
-      } else {
-        enclosing_ends.push_back(r.end_ns[i]);
+        continue;
       }
+      if (r.correlation[i] != 0 && !enclosing.empty()) {
+        const size_t parent = enclosing.back();  // a host range, or the runtime call of a driver call
+        const uint64_t inherited = r.correlation[parent] == 0 ? r.id[parent] : r.external_id[parent];
+        if (inherited != 0) r.external_id[i] = inherited;
+      }
+      enclosing.push_back(i);
     }
   }
 
@@ -271,10 +277,16 @@ void add_gpu_activities(TraceModel& model, GpuInput& gpu) {
     if (a.start_ns != b.start_ns) return a.start_ns < b.start_ns;
     return a.end_ns > b.end_ns;
   });
+  // GPU work takes the External id of the call that launched it.
+  std::unordered_map<uint32_t, uint64_t> external = std::move(gpu.collected.external_ids);
+  const RangeTable& r = model.ranges;
+  for (size_t i = 0; i < r.size(); ++i) {
+    if (r.correlation[i] != 0 && r.external_id[i] != 0) external[r.correlation[i]] = r.external_id[i];
+  }
   out.external_ids.reserve(out.activities.size());
   for (const GpuActivity& activity : out.activities) {
-    const auto found = gpu.collected.external_ids.find(activity.correlation);
-    const bool linked = activity.kind != GpuActivityKind::UserAnnotation && found != gpu.collected.external_ids.end();
+    const auto found = external.find(activity.correlation);
+    const bool linked = activity.kind != GpuActivityKind::UserAnnotation && found != external.end();
     out.external_ids.push_back(linked ? found->second : 0);
   }
 }

@@ -8,6 +8,7 @@
 
 #include "common/clock.h"
 #include "cupti/activity_collector.h"
+#include "cupti/activity_decoder.h"
 #include "cupti/cupti_library.h"
 #include "record/recorder.h"
 
@@ -133,6 +134,35 @@ TEST_F(CuptiCollector, DiscardDropsWhatWasCollectedSoFar) {
   const GpuCollected collected = collector().take(false);
   ASSERT_EQ(collected.activities.size(), 1u);
   EXPECT_EQ(global_strings().snapshot()[collected.activities[0].name], "recorded");
+}
+
+}  // namespace
+}  // namespace perfprof
+
+namespace perfprof {
+namespace {
+
+CUptiResult CUPTIAPI current_sizes(CUpti_ActivityKind kind, uint32_t, size_t* size) {
+  switch (kind) {
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: *size = sizeof(CUpti_ActivityKernel13); break;
+    case CUPTI_ACTIVITY_KIND_MEMCPY: *size = sizeof(CUpti_ActivityMemcpy7); break;
+    case CUPTI_ACTIVITY_KIND_MEMSET: *size = sizeof(CUpti_ActivityMemset5); break;
+    default: *size = sizeof(CUpti_ActivityDevice6);
+  }
+  return CUPTI_SUCCESS;
+}
+
+CUptiResult CUPTIAPI short_kernel_records(CUpti_ActivityKind kind, uint32_t version, size_t* size) {
+  current_sizes(kind, version, size);
+  if (kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) *size = 64;  // an unknown, shorter layout
+  return CUPTI_SUCCESS;
+}
+
+TEST(ActivityDecoderLayout, KnownLayoutsAreAcceptedAndShorterOnesRefusedWithTheReason) {
+  EXPECT_EQ(ActivityDecoder::layout_problem(nullptr), "") << "older CUPTI: compile-time checks apply";
+  EXPECT_EQ(ActivityDecoder::layout_problem(current_sizes), "");
+  const std::string problem = ActivityDecoder::layout_problem(short_kernel_records);
+  EXPECT_NE(problem.find("kernel records of 64 bytes"), std::string::npos) << problem;
 }
 
 }  // namespace

@@ -87,6 +87,29 @@ def test_gpu_work_links_to_the_enclosing_host_range(tmp_path):
     assert step["ts"] <= launch["ts"] and launch["ts"] + launch["dur"] <= step["ts"] + step["dur"]
 
 
+def test_the_innermost_host_range_is_the_external_id(tmp_path):
+    trace = run("""
+import perfprof
+config = perfprof.ExperimentalConfig(mstx=True)
+with perfprof.profile(activities=[perfprof.ProfilerActivity.CPU, perfprof.ProfilerActivity.CUDA],
+                      experimental_config=config) as prof:
+    with perfprof.record_function("outer"):
+        kernel("in outer")
+        range_id = perfprof.mstx.range_start("inner mstx range")
+        kernel("in mstx range")
+        perfprof.mstx.range_end(range_id)
+path = os.path.join(os.environ["TMP"], "trace.json")
+prof.export_chrome_trace(path)
+print(json.dumps(load_trace(path)))
+""", tmp_path)
+    (outer,) = events(trace, name="outer")
+    (inner,) = events(trace, name="inner mstx range")
+    (first,) = events(trace, name="in outer")
+    (second,) = events(trace, name="in mstx range")
+    assert first["args"]["External id"] == outer["args"]["External id"]
+    assert second["args"]["External id"] == inner["args"]["External id"] != outer["args"]["External id"]
+
+
 def test_level1_adds_driver_synchronization_memory_and_graphs(tmp_path):
     trace = run(PROFILE_KERNELS.format(level="Level1"), tmp_path)["trace"]
     (sync,) = events(trace, cat="cuda_sync")
