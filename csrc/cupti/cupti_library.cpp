@@ -42,7 +42,12 @@ const CuptiStatus& CuptiLibrary::load(const std::string& explicit_path,
     }
   }
   if (!loaded) {
-    if (status_.reason.empty()) status_.reason = "libcupti was not found";
+    if (!explicit_path.empty()) {
+      status_.reason = fmt::format("PERFPROF_CUPTI_LIBRARY: {}", status_.tried.back());
+    } else if (status_.reason.empty()) {
+      status_.reason = "libcupti was not found (searched the nvidia-cuda-cupti wheel, CUDA_HOME, "
+                       "CUDA_PATH and the loader path; cuda_status()['tried'] lists each)";
+    }
     return status_;
   }
   probe_driver(driver_library.empty() ? "libcuda.so.1" : driver_library);

@@ -21,7 +21,7 @@ CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED = 39
 
 PRELUDE = """
 import ctypes, json, os, sys, threading
-fake = ctypes.CDLL(os.environ["PERFPROF_CUPTI_LIBRARY"])
+fake = ctypes.CDLL(os.environ["PERFPROF_FAKE_CUPTI"])
 u32, u64, i32, u16 = ctypes.c_uint32, ctypes.c_uint64, ctypes.c_int32, ctypes.c_uint16
 fake.fake_cupti_launch_kernel.restype = u32
 fake.fake_cupti_launch_kernel.argtypes = [ctypes.c_char_p, u32, u32, u32, u64, u32, u32, u16, i32, u32]
@@ -71,8 +71,9 @@ def library_path() -> str:
 def run(script: str, tmp_path: Path, env: Optional[Dict[str, str]] = None) -> Dict[str, Any]:
     """Runs PRELUDE + script in a fresh interpreter; returns the JSON its last line printed."""
     library = library_path()
-    environment = dict(os.environ, PERFPROF_CUPTI_LIBRARY=library, PERFPROF_CUDA_DRIVER_LIBRARY=library,
-                       TMP=str(tmp_path), **(env or {}))
+    environment = dict(os.environ, PERFPROF_FAKE_CUPTI=library, PERFPROF_CUPTI_LIBRARY=library,
+                       PERFPROF_CUDA_DRIVER_LIBRARY=library, TMP=str(tmp_path))
+    environment.update(env or {})
     code = PRELUDE + textwrap.dedent(script)
     result = subprocess.run([sys.executable, "-c", code], env=environment, capture_output=True, text=True,
                             timeout=120, cwd=tmp_path)

@@ -52,6 +52,21 @@ print(json.dumps(dict(status=perfprof.cuda_status(), ranges=[r[0] for r in prof.
     assert result["_stderr"].count("ProfilerActivity.CUDA is not supported here") == 1
 
 
+def test_without_libcupti_cpu_profiling_goes_on_and_says_why(tmp_path):
+    result = run("""
+import perfprof
+with perfprof.profile(activities=[perfprof.ProfilerActivity.CPU, perfprof.ProfilerActivity.CUDA]) as prof:
+    with perfprof.record_function("cpu work"):
+        pass
+print(json.dumps(dict(status=perfprof.cuda_status(), ranges=[r[0] for r in prof.trace.ranges()])))
+""", tmp_path, env={"PERFPROF_CUPTI_LIBRARY": str(tmp_path / "missing" / "libcupti.so")})
+    status = result["status"]
+    assert not status["available"] and status["library"] is None
+    assert "missing/libcupti.so" in status["reason"] and "cannot open shared object file" in status["reason"]
+    assert result["ranges"] == ["cpu work"]
+    assert result["_stderr"].count("ProfilerActivity.CUDA is not supported here") == 1
+
+
 def test_kernels_copies_and_runtime_calls_are_linked(tmp_path):
     result = run(PROFILE_KERNELS.format(level="Level0"), tmp_path)
     trace, tid = result["trace"], result["tid"]
