@@ -244,9 +244,14 @@ PYBIND11_MODULE(_core, m) {
     if (level < 0 || level > static_cast<int>(GpuLevel::Level2)) throw std::invalid_argument("gpu_start: bad level");
     CollectorOptions options;
     options.level = static_cast<GpuLevel>(level);
-    py::gil_scoped_release release;
-    return ActivityCollector::instance().start(options);
-  }, py::arg("level"), "Start GPU collection; returns '' or the reason it could not start.");
+    std::string error;
+    {
+      py::gil_scoped_release release;
+      error = ActivityCollector::instance().start(options);
+    }
+    return py::make_tuple(error, ActivityCollector::instance().skipped_kinds());
+  }, py::arg("level"),
+  "Start GPU collection; returns (reason it could not start or '', kinds skipped as refused).");
   m.def("gpu_stop", [] {
     py::gil_scoped_release release;
     ActivityCollector::instance().stop();

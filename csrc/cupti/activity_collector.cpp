@@ -141,20 +141,27 @@ std::string ActivityCollector::start(const CollectorOptions& options) {
   }
   pool_->set_limit(options.max_buffers);
   if (std::string error = register_once(api); !error.empty()) return error;
-  for (CUpti_ActivityKind kind : kinds_for(options.level)) {
-    const CUptiResult result = api.ActivityEnable(kind);
+  skipped_kinds_.clear();
+  const std::vector<CUpti_ActivityKind> wanted = kinds_for(options.level);
+  for (CUpti_ActivityKind kind : wanted) {
+    // Devices already in use are reported at once only by EnableAndDump (CUPTI 12.x+).
+    const bool dump = kind == CUPTI_ACTIVITY_KIND_DEVICE && api.ActivityEnableAndDump;
+    const CUptiResult result = dump ? api.ActivityEnableAndDump(kind) : api.ActivityEnable(kind);
     if (result == CUPTI_SUCCESS) {
       enabled_.push_back(kind);
-      continue;
-    }
-    for (CUpti_ActivityKind enabled : enabled_) api.ActivityDisable(enabled);
-    enabled_.clear();
-    if (result == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+    } else if (result == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+      disable_all(api);
       return "another CUPTI client is active (Nsight Systems, Nsight Compute, compute-sanitizer, "
              "or torch.profiler collecting CUDA): perfprof records CPU activity and NVTX ranges only";
+    } else {
+      skipped_kinds_.push_back(fmt::format("{} ({})", kind_name(kind), library.describe(result)));
     }
-    return fmt::format("cuptiActivityEnable(kind {}) failed with {}", static_cast<int>(kind),
-                       library.describe(result));
+  }
+  if (enabled_.empty() && !wanted.empty()) {
+    std::string reasons;
+    for (const std::string& skipped : skipped_kinds_) reasons += (reasons.empty() ? "" : ", ") + skipped;
+    skipped_kinds_.clear();
+    return fmt::format("no GPU activity kind could be enabled: {}", reasons);
   }
   if (options.level == GpuLevel::Level2 && api.ActivityEnableLaunchAttributes) {
     api.ActivityEnableLaunchAttributes(1);
@@ -167,9 +174,29 @@ void ActivityCollector::stop() {
   if (!collecting()) return;
   collecting_.store(false, std::memory_order_release);
   const CuptiApi& api = CuptiLibrary::instance().api();
+  disable_all(api);
+  api.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+}
+
+void ActivityCollector::disable_all(const CuptiApi& api) {
   for (CUpti_ActivityKind kind : enabled_) api.ActivityDisable(kind);
   enabled_.clear();
-  api.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+}
+
+const char* ActivityCollector::kind_name(CUpti_ActivityKind kind) {
+  switch (kind) {
+    case CUPTI_ACTIVITY_KIND_DEVICE: return "device";
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: return "kernel";
+    case CUPTI_ACTIVITY_KIND_MEMCPY: return "memcpy";
+    case CUPTI_ACTIVITY_KIND_MEMSET: return "memset";
+    case CUPTI_ACTIVITY_KIND_RUNTIME: return "runtime API";
+    case CUPTI_ACTIVITY_KIND_DRIVER: return "driver API";
+    case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: return "external correlation";
+    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: return "synchronization";
+    case CUPTI_ACTIVITY_KIND_MEMORY2: return "memory";
+    case CUPTI_ACTIVITY_KIND_GRAPH_TRACE: return "graph";
+    default: return "activity";
+  }
 }
 
 GpuCollected ActivityCollector::take(bool flush) {

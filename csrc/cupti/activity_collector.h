@@ -32,8 +32,11 @@ class ActivityCollector {
   static ActivityCollector& instance();
 
   // Enables the activity kinds of the level. Returns an empty string on success, else why
-  // collection could not start (e.g. another CUPTI client is active); nothing is then enabled.
+  // collection could not start (another CUPTI client is active, or no kind could be enabled);
+  // nothing is then enabled. A kind this CUPTI or device refuses alone is skipped and named
+  // in skipped_kinds().
   std::string start(const CollectorOptions& options);
+  const std::vector<std::string>& skipped_kinds() const { return skipped_kinds_; }
   // Disables collection and flushes every buffer CUPTI holds.
   void stop();
   bool collecting() const { return collecting_.load(std::memory_order_acquire); }
@@ -70,6 +73,8 @@ class ActivityCollector {
   std::string register_once(const CuptiApi& api);
   void align_clock(const CuptiApi& api);
   std::vector<CUpti_ActivityKind> kinds_for(GpuLevel level) const;
+  void disable_all(const CuptiApi& api);
+  static const char* kind_name(CUpti_ActivityKind kind);
   void push(uint64_t range_id) noexcept;
   void pop() noexcept;
 
@@ -78,6 +83,7 @@ class ActivityCollector {
   bool uses_host_clock_ = false;
   int64_t clock_offset_ns_ = 0;
   std::vector<CUpti_ActivityKind> enabled_;
+  std::vector<std::string> skipped_kinds_;
   std::unique_ptr<BufferPool> pool_;
 
   std::mutex collected_mutex_;  // never held while calling into CUPTI

@@ -1,6 +1,10 @@
 #include "cupti/activity_decoder.h"
 
+#include <cxxabi.h>
+
 #include <cstddef>
+#include <cstdlib>
+#include <memory>
 #include <cstring>
 #include <string>
 
@@ -296,8 +300,15 @@ bool ActivityDecoder::decode(const CUpti_Activity& record, GpuCollected& out) {
 StringId ActivityDecoder::intern_name(const char* name) {
   if (!name) return global_strings().intern("(unnamed)");
   auto [it, inserted] = names_.try_emplace(name, kEmptyString);
-  if (inserted) it->second = global_strings().intern(name);
+  if (inserted) it->second = global_strings().intern(demangled(name));
   return it->second;
+}
+
+// CUPTI reports C++ kernels by their mangled names; traces show them as torch does, demangled.
+std::string demangled(const char* name) {
+  int status = 0;
+  std::unique_ptr<char, void (*)(void*)> readable(abi::__cxa_demangle(name, nullptr, nullptr, &status), std::free);
+  return status == 0 && readable ? std::string(readable.get()) : std::string(name);
 }
 
 StringId ActivityDecoder::api_name(bool driver, uint32_t cbid) {

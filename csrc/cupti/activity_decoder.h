@@ -38,6 +38,9 @@ class ActivityDecoder {
   std::unordered_map<uint64_t, StringId> api_names_;
 };
 
+// A mangled C++ name demangled ("_Z6kernelPf" -> "kernel(float*)"), or the name as it is.
+std::string demangled(const char* name);
+
 // "Memcpy HtoD", "Memcpy DtoD", ... by CUpti_ActivityMemcpyKind.
 const char* memcpy_kind_name(uint8_t copy_kind);
 

@@ -140,6 +140,7 @@ bool CuptiLibrary::bind(void* handle, std::string* missing) {
   resolve(handle, "cuptiSetThreadIdType", &a.SetThreadIdType);
   resolve(handle, "cuptiActivityGetStructSize", &a.ActivityGetStructSize);
   resolve(handle, "cuptiActivityEnableLaunchAttributes", &a.ActivityEnableLaunchAttributes);
+  resolve(handle, "cuptiActivityEnableAndDump", &a.ActivityEnableAndDump);
   resolve(handle, "cuptiGetStreamIdEx", &a.GetStreamIdEx);
   return true;
 }

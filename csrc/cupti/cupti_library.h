@@ -31,6 +31,7 @@ struct CuptiApi {
   CUptiResult (*SetThreadIdType)(CUpti_ActivityThreadIdType) = nullptr;
   CUptiResult (*ActivityGetStructSize)(CUpti_ActivityKind, uint32_t, size_t*) = nullptr;
   CUptiResult (*ActivityEnableLaunchAttributes)(uint8_t) = nullptr;
+  CUptiResult (*ActivityEnableAndDump)(CUpti_ActivityKind) = nullptr;
   CUptiResult (*GetStreamIdEx)(CUcontext, CUstream, uint8_t, uint32_t*) = nullptr;
 };
 

@@ -202,10 +202,13 @@ class _KinetoProfile:
     def _start_gpu_collection(self) -> None:
         if ProfilerActivity.CUDA not in self.activities or self._collecting_gpu:
             return
-        error = _core.gpu_start(_GPU_LEVELS[self.experimental_config.profiler_level])
+        error, skipped = _core.gpu_start(_GPU_LEVELS[self.experimental_config.profiler_level])
         if error:
             warn_once(f"gpu-start-{error}", f"perfprof: GPU activity is not collected: {error}")
             return
+        if skipped:
+            warn_once(f"gpu-skipped-{skipped}", "perfprof: this CUPTI or GPU refused some activity kinds, "
+                      f"which are not collected: {', '.join(skipped)}")
         self._collecting_gpu = True
 
     def _log_uncollected_options(self) -> None:

@@ -808,7 +808,12 @@ cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc funcBufferReques
 }
 
 CUptiResult CUPTIAPI cuptiActivityEnable(CUpti_ActivityKind kind) {
-  return cupti_entry(__func__, [&](FakeCupti& cupti) { return cupti.enable(kind); });
+  return cupti_entry(__func__, [&](FakeCupti& cupti) {
+    // A failure injected as "cuptiActivityEnable:<kind>" refuses that kind alone.
+    const std::string for_kind = "cuptiActivityEnable:" + std::to_string(static_cast<int>(kind));
+    if (const auto failure = cupti.injected_failure(for_kind.c_str())) return *failure;
+    return cupti.enable(kind);
+  });
 }
 
 CUptiResult CUPTIAPI cuptiActivityDisable(CUpti_ActivityKind kind) {

@@ -36,7 +36,8 @@ FAKE_CUPTI_API void fake_cupti_reset(void);
 FAKE_CUPTI_API void fake_cupti_set_version(uint32_t version);
 
 /* From now on the CUPTI entry point named `function_name` (e.g. "cuptiActivityEnable") returns
- * `result` (a CUptiResult) without doing anything. result 0 removes the failure. */
+ * `result` (a CUptiResult) without doing anything. result 0 removes the failure.
+ * "cuptiActivityEnable:<kind>" (e.g. "cuptiActivityEnable:8") refuses that activity kind alone. */
 FAKE_CUPTI_API void fake_cupti_fail(const char* function_name, int result);
 
 /* The double's clock: the registered timestamp callback, else CLOCK_REALTIME in ns. */

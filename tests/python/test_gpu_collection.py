@@ -191,6 +191,19 @@ print(json.dumps(dict(ranges=[r[0] for r in prof.trace.ranges()], gpu=prof.trace
     assert "another CUPTI client is active" in result["_stderr"]
 
 
+def test_a_refused_activity_kind_is_skipped_and_named(tmp_path):
+    result = run(f"""
+import perfprof
+fake.fake_cupti_fail(b"cuptiActivityEnable:8", {fake_cupti.CUPTI_ERROR_NOT_SUPPORTED})  # DEVICE
+with perfprof.profile(activities=[perfprof.ProfilerActivity.CUDA]) as prof:
+    kernel("_ZN2at6native13reduce_kernelILi512EEEvPf")
+print(json.dumps(dict(kernels=[a["name"] for a in prof.trace.gpu_activities()], devices=prof.trace.gpu_devices)))
+""", tmp_path)
+    assert result["kernels"] == ["void at::native::reduce_kernel<512>(float*)"], "demangled, as torch shows it"
+    assert result["devices"] == []
+    assert "refused some activity kinds, which are not collected: device (CUPTI_ERROR_NOT_SUPPORTED" in result["_stderr"]
+
+
 def test_warmup_gpu_activity_is_discarded(tmp_path):
     result = run("""
 import perfprof
