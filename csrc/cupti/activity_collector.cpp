@@ -68,7 +68,7 @@ namespace {
 uint64_t CUPTIAPI host_clock() { return static_cast<uint64_t>(now_ns()); }
 
 // The external-id stack depth this thread pushed, so a pop never takes an id it did not push.
-thread_local int tls_pushed = 0;
+thread_local int tls_pushed __attribute__((tls_model("initial-exec"))) = 0;
 
 }  // namespace
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 #include <string_view>
 #include <unordered_map>
 
@@ -213,12 +214,11 @@ class ChromeTraceWriter {
   // GPU tracks as torch.profiler lays them out: one process per device (pid = device id), one
   // thread per stream (tid = CUPTI stream id).
   void write_gpu_metadata() {
-    std::vector<uint32_t> devices;
-    std::vector<std::pair<uint32_t, uint32_t>> streams;
+    std::set<uint32_t> devices;
+    std::set<std::pair<uint32_t, uint32_t>> streams;
     for (const GpuActivity& a : model_.gpu.activities) {
-      if (std::find(devices.begin(), devices.end(), a.device) == devices.end()) devices.push_back(a.device);
-      const std::pair<uint32_t, uint32_t> stream{a.device, track_of(a)};
-      if (std::find(streams.begin(), streams.end(), stream) == streams.end()) streams.push_back(stream);
+      devices.insert(a.device);
+      streams.emplace(a.device, track_of(a));
     }
     const int64_t ts = model_.window_begin_ns;
     for (uint32_t device : devices) {

@@ -7,7 +7,6 @@
 #include <fstream>
 #include <numeric>
 #include <unordered_map>
-#include <unordered_set>
 #include <utility>
 
 #include <fmt/format.h>
@@ -229,32 +228,48 @@ class Builder {
 
 // The GPU span of each mstx range given a stream: from the first to the last GPU activity on
 // that stream launched by a CUDA call made on the range's thread while the range was open.
+// Indexes are built once, so many annotated ranges cost O(log n + their own work) each.
 std::vector<GpuActivity> stream_annotation_spans(const TraceModel& model, const GpuInput& gpu) {
   std::vector<GpuActivity> spans;
+  if (gpu.stream_annotations.empty()) return spans;
   const RangeTable& r = model.ranges;
+  std::unordered_map<uint64_t, size_t> row_of;
+  for (const StreamAnnotation& annotation : gpu.stream_annotations) row_of.emplace(annotation.range_id, SIZE_MAX);
+  for (size_t i = 0; i < r.size(); ++i) {
+    if (auto it = row_of.find(r.id[i]); it != row_of.end()) it->second = i;
+  }
+  std::unordered_map<int64_t, std::vector<const ApiCall*>> calls_of_thread;  // by start time
+  for (const ApiCall& call : gpu.collected.api_calls) calls_of_thread[call.os_tid].push_back(&call);
+  for (auto& [tid, calls] : calls_of_thread) {
+    std::sort(calls.begin(), calls.end(), [](const ApiCall* a, const ApiCall* b) { return a->start_ns < b->start_ns; });
+  }
+  std::unordered_multimap<uint32_t, const GpuActivity*> launched_by;
+  for (const GpuActivity& activity : gpu.collected.activities) launched_by.emplace(activity.correlation, &activity);
+
   for (const StreamAnnotation& annotation : gpu.stream_annotations) {
-    const auto row = std::find(r.id.begin(), r.id.end(), annotation.range_id);
-    if (row == r.id.end()) continue;
-    const size_t i = static_cast<size_t>(row - r.id.begin());
-    const int64_t os_tid = model.threads[r.track[i]].os_tid;
-    std::unordered_set<uint32_t> launched;
-    for (const ApiCall& call : gpu.collected.api_calls) {
-      if (call.os_tid == os_tid && call.start_ns >= r.begin_ns[i] && call.start_ns <= r.end_ns[i]) {
-        launched.insert(call.correlation);
-      }
-    }
+    const size_t i = row_of[annotation.range_id];
+    if (i == SIZE_MAX) continue;
+    const auto thread = calls_of_thread.find(model.threads[r.track[i]].os_tid);
+    if (thread == calls_of_thread.end()) continue;
+    const std::vector<const ApiCall*>& calls = thread->second;
+    auto call = std::lower_bound(calls.begin(), calls.end(), r.begin_ns[i],
+                                 [](const ApiCall* c, int64_t ns) { return c->start_ns < ns; });
     GpuActivity span;
     span.kind = GpuActivityKind::UserAnnotation;
     span.name = r.name[i];
     span.stream = annotation.stream;
     span.start_ns = INT64_MAX;
     span.end_ns = INT64_MIN;
-    for (const GpuActivity& activity : gpu.collected.activities) {
-      if (activity.stream != annotation.stream || !launched.count(activity.correlation)) continue;
-      span.device = activity.device;
-      span.context = activity.context;
-      span.start_ns = std::min(span.start_ns, activity.start_ns);
-      span.end_ns = std::max(span.end_ns, activity.end_ns);
+    for (; call != calls.end() && (*call)->start_ns <= r.end_ns[i]; ++call) {
+      const auto [first, last] = launched_by.equal_range((*call)->correlation);
+      for (auto it = first; it != last; ++it) {
+        const GpuActivity& activity = *it->second;
+        if (activity.stream != annotation.stream) continue;
+        span.device = activity.device;
+        span.context = activity.context;
+        span.start_ns = std::min(span.start_ns, activity.start_ns);
+        span.end_ns = std::max(span.end_ns, activity.end_ns);
+      }
     }
     if (span.start_ns <= span.end_ns) spans.push_back(span);
   }
