@@ -18,7 +18,7 @@ class record_function(_core.RecordFunction):
 
     ``with perfprof.record_function("forward"): ...`` or ``@perfprof.record_function("forward")``.
     The range is recorded (category ``user_annotation``) while a profiler collects
-    ``ProfilerActivity.CPU``; otherwise entering and leaving costs a few tens of nanoseconds.
+    ``ProfilerActivity.CPU``; otherwise a ``with`` block costs about 0.2 µs.
 
     Args:
         name: the range name shown in the trace.
@@ -30,6 +30,7 @@ class record_function(_core.RecordFunction):
     __slots__ = ()
 
     def __call__(self, func: F) -> F:
+        """Decorate `func` (sync or async): each call is its own range."""
         name, args = self.name, self.args
         if inspect.iscoroutinefunction(func):
 

@@ -7,7 +7,7 @@ import sys
 import pytest
 
 import perfprof
-from trace_checks import assert_slices_nest, events, load_trace, names, run_dirs, trace_file_of
+from trace_checks import assert_slices_nest, events, load_trace, names, run_dirs, tensorboard_views, trace_file_of
 
 EXAMPLE = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "train_demo.py")
 
@@ -87,3 +87,10 @@ def test_holistic_trace_analysis_loads_the_run(run_dir):
     step_names = {analysis.t.symbol_table.sym_table[i] for i in frame["name"].unique()}
     # HTA leaves out the last ProfilerStep of a trace (it does so for torch.profiler traces too).
     assert {"ProfilerStep#3", "forward", "backward", "optimizer"} <= step_names
+
+
+def test_tensorboard_profiler_plugin_reads_the_run(run_dir):
+    result = tensorboard_views(trace_file_of(run_dir))
+    assert {"overall", "operator", "trace"} <= set(result["views"])
+    assert result["steps"] == ["3", "4"]
+

@@ -1,4 +1,6 @@
 """GPU collection through the real CUPTI code path, driven by the CUPTI test double."""
+import json
+
 import fake_cupti
 from fake_cupti import run
 
@@ -251,3 +253,13 @@ def test_gpu_trace_nests_and_loads_in_holistic_trace_analysis(tmp_path):
     analysis = TraceAnalysis(trace_dir=str(tmp_path))
     kernel_types, kernels = analysis.get_gpu_kernel_breakdown(visualize=False)
     assert set(kernels["name"]) >= {"gemm_kernel", "relu_kernel"}
+
+
+def test_tensorboard_plugin_shows_the_kernel_view(tmp_path):
+    from trace_checks import tensorboard_views
+
+    trace = run(PROFILE_KERNELS.format(level="Level0"), tmp_path)["trace"]
+    path = tmp_path / "worker.1.pt.trace.json"
+    path.write_text(json.dumps(trace))
+    assert "kernel" in tensorboard_views(str(path))["views"]
+

@@ -49,3 +49,16 @@ def run_dirs(root: str) -> List[str]:
 def trace_file_of(run_dir: str) -> str:
     (path,) = glob.glob(os.path.join(perfprof.trace_dir_of(run_dir), "*.pt.trace.json*"))
     return path
+
+
+def tensorboard_views(path: str, worker: str = "worker", span: str = "1") -> Dict[str, Any]:
+    """What TensorBoard's profiler plugin (torch-tb-profiler) makes of a trace file."""
+    import tempfile
+
+    from torch_tb_profiler.profiler.data import RunProfileData
+    from torch_tb_profiler.profiler.run_generator import RunGenerator
+
+    data = RunProfileData.parse(worker, span, path, tempfile.mkdtemp())
+    profile = RunGenerator(worker, span, data).generate_run_profile()
+    return {"views": [view.name for view in profile.views], "steps": list(data.steps_names)}
+
