@@ -350,6 +350,21 @@ def _check_metadata_key(function: str, key: object) -> None:
         raise ValueError(f"{function}: key {key!r} is empty or reserved by the trace format")
 
 
+def _forget_collection_in_child() -> None:
+    """After fork: the child has no collector, so it records nothing and frees what it inherited.
+
+    Without this, a forked worker (e.g. a DataLoader worker) whose parent was profiling would
+    fill buffers that nobody ever collects for as long as it runs.
+    """
+    global _collecting
+    _collecting = None
+    _core.set_channels(0)
+    _core.discard()
+
+
+os.register_at_fork(after_in_child=_forget_collection_in_child)
+
+
 def _name_live_threads() -> None:
     """Refresh thread names from Python: threads may be renamed after they first recorded."""
     for thread in threading.enumerate():

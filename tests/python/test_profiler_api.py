@@ -139,3 +139,21 @@ class TestExperimentalConfig:
 
 def test_spec_alias_names():
     assert perfprof._ExperimentalConfig is ExperimentalConfig
+
+
+def test_a_forked_child_stops_recording_and_frees_what_it_inherited(export):
+    import os
+
+    from perfprof import _core
+
+    with perfprof.profile() as prof:
+        with perfprof.record_function("parent"):
+            pid = os.fork()
+            if pid == 0:  # the child: nothing recorded, nothing left from the parent
+                with perfprof.record_function("child"):
+                    pass
+                ok = _core.channels() == 0 and _core.collect(0, _core.now_ns()).num_ranges == 0
+                os._exit(0 if ok else 1)
+            _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert names(export(prof)) == ["parent"]
