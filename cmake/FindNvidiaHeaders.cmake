@@ -1,6 +1,6 @@
 # Locates the CUPTI and NVTX3 headers without requiring a CUDA toolkit.
 #
-# Search order: the nvidia-cuda-cupti / nvidia-nvtx / nvidia-cuda-runtime wheels importable by the Python interpreter
+# Search order: the nvidia-cuda-cupti / nvidia-nvtx / nvidia-cuda-runtime / nvidia-cuda-crt wheels importable by the Python interpreter
 # (cu13 layout "nvidia/cu13/include", older "nvidia/<component>/include"), then CUDA_HOME /
 # CUDA_PATH, then /usr/local/cuda. Only headers are used: libcupti is dlopen'ed at run time.
 #
@@ -31,19 +31,22 @@ list(APPEND _perfprof_header_hints /usr/local/cuda/include /usr/local/cuda/extra
 find_path(PERFPROF_CUPTI_INCLUDE_DIR cupti.h HINTS ${_perfprof_header_hints} NO_DEFAULT_PATH)
 # cupti.h includes the driver API's cuda.h (nvidia-cuda-runtime wheel, or a toolkit).
 find_path(PERFPROF_CUDA_INCLUDE_DIR cuda.h HINTS ${_perfprof_header_hints} NO_DEFAULT_PATH)
+find_path(PERFPROF_CUDA_CRT_INCLUDE_DIR crt/host_defines.h HINTS ${_perfprof_header_hints} NO_DEFAULT_PATH)
 find_path(PERFPROF_NVTX3_INCLUDE_DIR nvtx3/nvToolsExt.h HINTS ${_perfprof_header_hints} NO_DEFAULT_PATH)
 
 include(FindPackageHandleStandardArgs)
 find_package_handle_standard_args(NvidiaHeaders
-  REQUIRED_VARS PERFPROF_CUPTI_INCLUDE_DIR PERFPROF_CUDA_INCLUDE_DIR PERFPROF_NVTX3_INCLUDE_DIR
+  REQUIRED_VARS PERFPROF_CUPTI_INCLUDE_DIR PERFPROF_CUDA_INCLUDE_DIR PERFPROF_CUDA_CRT_INCLUDE_DIR
+                PERFPROF_NVTX3_INCLUDE_DIR
   REASON_FAILURE_MESSAGE
-    "install the header wheels: pip install nvidia-cuda-cupti nvidia-nvtx nvidia-cuda-runtime")
+    "install the header wheels: pip install nvidia-cuda-cupti nvidia-nvtx nvidia-cuda-runtime nvidia-cuda-crt")
 
 if(NvidiaHeaders_FOUND)
   if(NOT TARGET NvidiaHeaders::cupti)
     add_library(NvidiaHeaders::cupti INTERFACE IMPORTED)
     set_target_properties(NvidiaHeaders::cupti PROPERTIES
-      INTERFACE_INCLUDE_DIRECTORIES "${PERFPROF_CUPTI_INCLUDE_DIR};${PERFPROF_CUDA_INCLUDE_DIR}")
+      INTERFACE_INCLUDE_DIRECTORIES
+        "${PERFPROF_CUPTI_INCLUDE_DIR};${PERFPROF_CUDA_INCLUDE_DIR};${PERFPROF_CUDA_CRT_INCLUDE_DIR}")
   endif()
   if(NOT TARGET NvidiaHeaders::nvtx3)
     add_library(NvidiaHeaders::nvtx3 INTERFACE IMPORTED)

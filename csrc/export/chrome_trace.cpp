@@ -8,6 +8,7 @@
 
 #include "export/json_text.h"
 #include "export/output_file.h"
+#include "trace/occupancy.h"
 
 namespace perfprof {
 namespace {
@@ -279,6 +280,9 @@ class ChromeTraceWriter {
           const double warps = std::ceil(threads / std::max(device->warp_size, 1u));
           fmt::format_to(out, R"(,"blocks per SM":{:.3f},"warps per SM":{:.3f})", blocks / device->sm_count,
                          blocks * warps / device->sm_count);
+          if (const auto occupancy = theoretical_occupancy(a, *device)) {
+            fmt::format_to(out, R"(,"theoretical occupancy %":{:.2f})", *occupancy);
+          }
         }
         return;
       }

@@ -152,6 +152,8 @@ def test_device_properties_and_gpu_track_names(tmp_path):
     (kernel,) = [k for k in events(trace, cat="kernel") if k["tid"] == 9]
     assert kernel["args"]["grid"] == [128, 1, 1] and kernel["args"]["block"] == [256, 1, 1]
     assert kernel["args"]["blocks per SM"] == round(128 / 132, 3)
+    # 256 threads x 32 registers: 8 blocks of 8 warps fill the 64 warp slots of the device.
+    assert kernel["args"]["theoretical occupancy %"] == 100.0
 
 
 def test_clock_alignment_without_the_timestamp_callback(tmp_path):
