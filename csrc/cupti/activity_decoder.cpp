@@ -95,15 +95,22 @@ std::string without_version_suffix(const char* name) {
   return text;
 }
 
-GpuActivity kernel_row(const CUpti_ActivityKernel13& k) {
+// The fields every record of work queued on a stream carries, under the same names.
+template <typename Record>
+GpuActivity stream_work_row(GpuActivityKind kind, const Record& r) {
   GpuActivity row;
-  row.kind = GpuActivityKind::Kernel;
-  row.start_ns = static_cast<int64_t>(k.start);
-  row.end_ns = static_cast<int64_t>(k.end);
-  row.device = k.deviceId;
-  row.context = k.contextId;
-  row.stream = k.streamId;
-  row.correlation = k.correlationId;
+  row.kind = kind;
+  row.start_ns = static_cast<int64_t>(r.start);
+  row.end_ns = static_cast<int64_t>(r.end);
+  row.device = r.deviceId;
+  row.context = r.contextId;
+  row.stream = r.streamId;
+  row.correlation = r.correlationId;
+  return row;
+}
+
+GpuActivity kernel_row(const CUpti_ActivityKernel13& k) {
+  GpuActivity row = stream_work_row(GpuActivityKind::Kernel, k);
   row.grid[0] = static_cast<uint32_t>(k.gridX);
   row.grid[1] = static_cast<uint32_t>(k.gridY);
   row.grid[2] = static_cast<uint32_t>(k.gridZ);
@@ -117,28 +124,14 @@ GpuActivity kernel_row(const CUpti_ActivityKernel13& k) {
 }
 
 GpuActivity memcpy_row(const CUpti_ActivityMemcpy7& m) {
-  GpuActivity row;
-  row.kind = GpuActivityKind::Memcpy;
-  row.start_ns = static_cast<int64_t>(m.start);
-  row.end_ns = static_cast<int64_t>(m.end);
-  row.device = m.deviceId;
-  row.context = m.contextId;
-  row.stream = m.streamId;
-  row.correlation = m.correlationId;
+  GpuActivity row = stream_work_row(GpuActivityKind::Memcpy, m);
   row.bytes = m.bytes;
   row.copy_kind = m.copyKind;
   return row;
 }
 
 GpuActivity memset_row(const CUpti_ActivityMemset5& m) {
-  GpuActivity row;
-  row.kind = GpuActivityKind::Memset;
-  row.start_ns = static_cast<int64_t>(m.start);
-  row.end_ns = static_cast<int64_t>(m.end);
-  row.device = m.deviceId;
-  row.context = m.contextId;
-  row.stream = m.streamId;
-  row.correlation = m.correlationId;
+  GpuActivity row = stream_work_row(GpuActivityKind::Memset, m);
   row.bytes = m.bytes;
   row.value = m.value;
   return row;
@@ -173,14 +166,7 @@ GpuActivity memory_row(const CUpti_ActivityMemory4& m) {
 }
 
 GpuActivity graph_row(const CUpti_ActivityGraphTrace2& g) {
-  GpuActivity row;
-  row.kind = GpuActivityKind::GraphLaunch;
-  row.start_ns = static_cast<int64_t>(g.start);
-  row.end_ns = static_cast<int64_t>(g.end);
-  row.device = g.deviceId;
-  row.context = g.contextId;
-  row.stream = g.streamId;
-  row.correlation = g.correlationId;
+  GpuActivity row = stream_work_row(GpuActivityKind::GraphLaunch, g);
   row.graph_id = g.graphId;
   return row;
 }
