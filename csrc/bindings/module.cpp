@@ -8,6 +8,11 @@
 #include <stdexcept>
 
 #include "bindings/fast_calls.h"
+#include "bindings/python_tracer.h"
+#include "analysis/key_averages.h"
+#include "analysis/op_annotations.h"
+#include "analysis/op_tree.h"
+#include "export/folded_stacks.h"
 #include "common/clock.h"
 #include "cupti/activity_collector.h"
 #include "cupti/cupti_library.h"
@@ -16,6 +21,7 @@
 #include "record/recorder.h"
 #include "schedule/schedule.h"
 #include "schedule/step_controller.h"
+#include "torch_hooks/profiler_stubs.h"
 #include "trace/trace_builder.h"
 
 namespace py = pybind11;
@@ -39,20 +45,27 @@ py::list to_list(const std::vector<Transition>& transitions) {
 // A collected trace, shared by the profiler and any exporter running in the background.
 class Trace {
  public:
-  explicit Trace(TraceModel model) : model_(std::make_shared<const TraceModel>(std::move(model))) {}
+  Trace(TraceModel model, OpTree tree)
+      : model_(std::make_shared<const TraceModel>(std::move(model))),
+        tree_(std::make_shared<const OpTree>(std::move(tree))) {}
 
   const TraceModel& model() const { return *model_; }
+  const OpTree& tree() const { return *tree_; }
 
  private:
   std::shared_ptr<const TraceModel> model_;
+  std::shared_ptr<const OpTree> tree_;
 };
 
-void export_trace(const Trace& trace, const std::string& path, const ChromeTraceOptions& options) {
+
+// Runs a file writer without the GIL; its failure becomes an OSError.
+template <typename Write>
+void run_writer(Write&& write) {
   std::string failure;
   {
     py::gil_scoped_release release;
     try {
-      write_chrome_trace(trace.model(), path, options);
+      write();
     } catch (const std::exception& error) {
       failure = error.what();
     }
@@ -61,6 +74,10 @@ void export_trace(const Trace& trace, const std::string& path, const ChromeTrace
     PyErr_SetString(PyExc_OSError, failure.c_str());
     throw py::error_already_set();
   }
+}
+
+void export_trace(const Trace& trace, const std::string& path, const ChromeTraceOptions& options) {
+  run_writer([&] { write_chrome_trace(trace.model(), path, options); });
 }
 
 py::dict stats_of(const TraceModel& m) {
@@ -85,7 +102,7 @@ py::list ranges_of(const TraceModel& m) {
   return out;
 }
 
-Trace collect_trace(int64_t window_begin_ns, int64_t window_end_ns, bool with_gpu) {
+Trace collect_trace(int64_t window_begin_ns, int64_t window_end_ns, bool with_gpu, bool call_stacks, bool flops) {
   py::gil_scoped_release release;
   GpuInput gpu;
   if (with_gpu) {
@@ -94,7 +111,30 @@ Trace collect_trace(int64_t window_begin_ns, int64_t window_end_ns, bool with_gp
     gpu.stream_annotations = collector.take_stream_annotations();
     gpu.collected_any = true;
   }
-  return Trace(build_trace(Recorder::instance().collect(), {window_begin_ns, window_end_ns}, std::move(gpu)));
+  TraceModel model = build_trace(Recorder::instance().collect(), {window_begin_ns, window_end_ns}, std::move(gpu));
+  OpTree tree = build_op_tree(model);
+  annotate_ops(model, tree, call_stacks, flops);
+  return Trace(std::move(model), std::move(tree));
+}
+
+py::list key_average_rows(const Trace& trace, bool group_by_input_shape, int group_by_stack_n) {
+  if (group_by_stack_n < 0) throw std::invalid_argument("key_averages: 'group_by_stack_n' must be >= 0");
+  std::vector<KeyAverageRow> rows;
+  {
+    py::gil_scoped_release release;
+    rows = key_averages(trace.model(), trace.tree(), {group_by_input_shape, group_by_stack_n});
+  }
+  py::list out;
+  for (const KeyAverageRow& row : rows) {
+    out.append(py::make_tuple(row.name, row.input_shapes, row.stack, row.count, row.cpu_total_ns, row.self_cpu_ns,
+                              row.device_total_ns, row.self_device_ns, row.flops));
+  }
+  return out;
+}
+
+void export_folded_stacks(const Trace& trace, const std::string& path, bool device_metric) {
+  const FoldedMetric metric = device_metric ? FoldedMetric::SelfDevice : FoldedMetric::SelfCpu;
+  run_writer([&] { write_folded_stacks(trace.model(), trace.tree(), path, metric); });
 }
 
 py::dict status_dict(const CuptiStatus& status) {
@@ -152,6 +192,8 @@ PYBIND11_MODULE(_core, m) {
   m.attr("CHANNEL_USER_ANNOTATIONS") = static_cast<uint32_t>(kChannelUserAnnotations);
   m.attr("CHANNEL_MSTX") = static_cast<uint32_t>(kChannelMstx);
   m.attr("CHANNEL_COUNTERS") = static_cast<uint32_t>(kChannelCounters);
+  m.attr("CHANNEL_OPERATORS") = static_cast<uint32_t>(kChannelOperators);
+  m.attr("CHANNEL_PYTHON") = static_cast<uint32_t>(kChannelPython);
   m.attr("TRANSITION_PREPARE_TRACE") = static_cast<int>(Transition::PrepareTrace);
   m.attr("TRANSITION_START_TRACE") = static_cast<int>(Transition::StartTrace);
   m.attr("TRANSITION_STOP_TRACE") = static_cast<int>(Transition::StopTrace);
@@ -196,6 +238,12 @@ PYBIND11_MODULE(_core, m) {
            "List of (name, category, tid, begin_ns, end_ns, end_tid, flags) tuples.")
       .def("gpu_activities", [](const Trace& t) { return gpu_activities_of(t.model()); },
            "GPU activities as dicts (kind, name, start_ns, end_ns, device, stream, correlation, external_id).")
+      .def("key_averages", &key_average_rows, py::arg("group_by_input_shape") = false,
+           py::arg("group_by_stack_n") = 0,
+           "Rows (name, input_shapes, stack, count, cpu_total_ns, self_cpu_ns, device_total_ns,\n"
+           "self_device_ns, flops), one per distinct key, in order of first appearance.")
+      .def("export_stacks", &export_folded_stacks, py::arg("path"), py::arg("device_metric") = false,
+           "Write self times per stack in the folded format FlameGraph and speedscope read.")
       .def_property_readonly("gpu_collected", [](const Trace& t) { return t.model().gpu.collected; })
       .def_property_readonly("gpu_devices", [](const Trace& t) {
         py::list devices;
@@ -228,7 +276,9 @@ PYBIND11_MODULE(_core, m) {
     Recorder::instance().discard();
   }, "Drop everything recorded so far.");
   m.def("collect", &collect_trace, py::arg("window_begin_ns"), py::arg("window_end_ns"),
-        py::arg("with_gpu") = false, "Move everything recorded so far (and GPU activity) into a Trace.");
+        py::arg("with_gpu") = false, py::arg("call_stacks") = false, py::arg("flops") = false,
+        "Move everything recorded so far (and GPU activity) into a Trace; operators get their\n"
+        "Python call stack and FLOPs as asked.");
   m.def("cupti_load", [](const std::string& explicit_path, const std::vector<std::string>& candidates,
                          const std::string& driver_library) {
     CuptiStatus status;
@@ -266,6 +316,8 @@ PYBIND11_MODULE(_core, m) {
     const ActivityCollector& c = ActivityCollector::instance();
     return py::make_tuple(c.uses_host_clock(), c.clock_offset_ns());
   }, "(CUPTI uses perfprof's clock, calibrated offset in ns otherwise).");
+  m.def("name_current_thread", [](std::string name) { Recorder::instance().name_current_thread(std::move(name)); },
+        "Name the calling thread in traces (registering it with the recorder).");
   m.def("name_thread", [](int64_t os_tid, const std::string& name) {
     Recorder::instance().name_thread(os_tid, name);
   });
@@ -283,5 +335,10 @@ PYBIND11_MODULE(_core, m) {
     Mstx::instance().filter_domains(std::move(include), std::move(exclude));
   });
 
-  if (!add_fast_calls(m.ptr())) throw py::error_already_set();
+  m.def("install_torch_profiler_stubs", [](const std::string& libtorch_cpu_path) {
+    return install_torch_profiler_stubs(libtorch_cpu_path);
+  }, py::arg("libtorch_cpu_path"),
+  "Route torch's ITT/NVTX operator ranges to the recorder; returns why not, or ''.");
+
+  if (!add_fast_calls(m.ptr()) || !add_python_tracer(m.ptr())) throw py::error_already_set();
 }

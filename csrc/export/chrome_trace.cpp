@@ -125,7 +125,7 @@ class ChromeTraceWriter {
       write_identity(r.category[i], r.name[i], r.track[i]);
       text_ += ",\"dur\":";
       append_ns_as_us(text_, r.end_ns[i] - r.begin_ns[i]);
-      write_args(r.args[i], unfinished, r.correlation[i], external_id_of(i));
+      write_args(r.args[i], unfinished, r.correlation[i], external_id_of(i), r.sequence[i]);
       text_ += '}';
       return;
     }
@@ -133,7 +133,7 @@ class ChromeTraceWriter {
     begin_event("b", r.begin_ns[i]);
     write_identity(r.category[i], r.name[i], r.track[i]);
     write_async_id(r.id[i]);
-    write_args(r.args[i], unfinished, r.correlation[i], external_id_of(i));
+    write_args(r.args[i], unfinished, r.correlation[i], external_id_of(i), r.sequence[i]);
     text_ += '}';
     begin_event("e", r.end_ns[i]);
     write_identity(r.category[i], r.name[i], r.end_track[i]);
@@ -184,8 +184,9 @@ class ChromeTraceWriter {
 
   void write_async_id(uint64_t id) { fmt::format_to(std::back_inserter(text_), ",\"id\":\"0x{:x}\"", id); }
 
-  void write_args(StringId args, bool unfinished, uint32_t correlation = 0, uint64_t external_id = 0) {
-    if (args == kEmptyString && !unfinished && correlation == 0 && external_id == 0) return;
+  void write_args(StringId args, bool unfinished, uint32_t correlation = 0, uint64_t external_id = 0,
+                  int64_t sequence = -1) {
+    if (args == kEmptyString && !unfinished && correlation == 0 && external_id == 0 && sequence < 0) return;
     text_ += ",\"args\":{";
     text_ += model_.str(args);
     const char* separator = args == kEmptyString ? "" : ",";
@@ -198,7 +199,11 @@ class ChromeTraceWriter {
       fmt::format_to(std::back_inserter(text_), "{}\"correlation\":{}", separator, correlation);
       separator = ",";
     }
-    if (external_id != 0) fmt::format_to(std::back_inserter(text_), "{}\"External id\":{}", separator, external_id);
+    if (external_id != 0) {
+      fmt::format_to(std::back_inserter(text_), "{}\"External id\":{}", separator, external_id);
+      separator = ",";
+    }
+    if (sequence >= 0) fmt::format_to(std::back_inserter(text_), "{}\"Sequence number\":{}", separator, sequence);
     text_ += '}';
   }
 

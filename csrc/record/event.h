@@ -6,7 +6,9 @@
 
 namespace perfprof {
 
-enum class EventKind : uint8_t { RangeBegin, RangeEnd, Instant, Counter };
+// RangeSequence follows a RangeBegin of the same thread: its payload is the operator's autograd
+// sequence number, which links a forward operator to its backward.
+enum class EventKind : uint8_t { RangeBegin, RangeEnd, Instant, Counter, RangeSequence };
 
 struct RawEvent {
   int64_t ts_ns;     // now_ns() at the event

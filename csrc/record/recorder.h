@@ -23,6 +23,8 @@ enum Channel : uint32_t {
   kChannelUserAnnotations = 1u << 1,  // record_function
   kChannelMstx = 1u << 2,             // mstx marks and ranges
   kChannelCounters = 1u << 3,         // counter samples
+  kChannelOperators = 1u << 4,        // PyTorch operators (csrc/torch_hooks)
+  kChannelPython = 1u << 5,           // Python function calls (with_stack)
 };
 
 struct ThreadEvents {
@@ -61,6 +63,11 @@ class Recorder {
     append({now_ns(), 0, name, category, args, EventKind::Instant, {}});
   }
   void counter(StringId name, double value) noexcept;
+  // Attaches an autograd sequence number to the range this thread began last.
+  void range_sequence(int64_t sequence_nr) noexcept {
+    append({now_ns(), static_cast<uint64_t>(sequence_nr), kEmptyString, kEmptyString, kEmptyString,
+            EventKind::RangeSequence, {}});
+  }
 
   // Names the calling thread (registering its buffer if needed), or a live thread by OS id.
   void name_current_thread(std::string name) noexcept;

@@ -43,6 +43,7 @@ class Builder {
         case EventKind::RangeEnd: end_range(event, track); break;
         case EventKind::Instant: add_instant(event, track); break;
         case EventKind::Counter: add_counter(event, track); break;
+        case EventKind::RangeSequence: set_sequence(event); break;
       }
     }
   }
@@ -91,6 +92,7 @@ class Builder {
       r.flags.push_back(0);
       r.correlation.push_back(call.correlation);
       r.external_id.push_back(found == external.end() ? 0 : found->second);
+      r.sequence.push_back(-1);
     }
     sort_ranges();
   }
@@ -112,6 +114,11 @@ class Builder {
     r.flags.push_back(0);
     r.correlation.push_back(0);
     r.external_id.push_back(0);
+    r.sequence.push_back(-1);
+  }
+
+  void set_sequence(const RawEvent& event) {
+    if (!open_stack_.empty()) model_.ranges.sequence[open_stack_.back().second] = static_cast<int64_t>(event.payload);
   }
 
   void end_range(const RawEvent& event, uint32_t track) {
@@ -200,7 +207,7 @@ class Builder {
     permute(r.begin_ns, order); permute(r.end_ns, order); permute(r.name, order);
     permute(r.category, order); permute(r.args, order); permute(r.track, order);
     permute(r.end_track, order); permute(r.id, order); permute(r.flags, order);
-    permute(r.correlation, order); permute(r.external_id, order);
+    permute(r.correlation, order); permute(r.external_id, order); permute(r.sequence, order);
   }
 
   template <typename T>

@@ -29,6 +29,7 @@ struct RangeTable {
   std::vector<uint8_t> flags;
   std::vector<uint32_t> correlation;  // CUDA API calls: CUPTI correlation id, else 0
   std::vector<uint64_t> external_id;  // CUDA API calls: enclosing host range id, else 0
+  std::vector<int64_t> sequence;      // PyTorch operators: autograd sequence number, else -1
   size_t size() const { return begin_ns.size(); }
 };
 

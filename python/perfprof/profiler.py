@@ -6,7 +6,7 @@ import os
 import threading
 from typing import Any, Callable, Dict, Iterable, List, Optional
 
-from . import _core
+from . import _core, summary, torch_capture
 from ._logging import logger, warn_once
 from .activity import ProfilerActivity, normalize_activities
 from .experimental_config import ExperimentalConfig, ProfilerLevel
@@ -23,6 +23,7 @@ _RESERVED_TRACE_KEYS = frozenset({
 _GPU_LEVELS = {ProfilerLevel.Level_none: 0, ProfilerLevel.Level0: 1, ProfilerLevel.Level1: 2, ProfilerLevel.Level2: 3}
 
 _FLAG_NAMES = ("record_shapes", "profile_memory", "with_stack", "with_flops", "with_modules")
+_UNCOLLECTED_FLAGS = ("profile_memory",)
 
 # The recorder is process-wide: one profiler collects at a time.
 _collecting: Optional["_KinetoProfile"] = None
@@ -34,8 +35,13 @@ class _KinetoProfile:
 
     Args:
         activities: what to collect (default: every supported activity).
-        record_shapes, profile_memory, with_stack, with_flops, with_modules: torch.profiler
-            options; accepted, and logged once when set, until their collection lands.
+        record_shapes: record each operator's input shapes (``Input Dims``) and autograd
+            sequence number.
+        with_stack: record Python calls; operators carry their ``Call stack``.
+        with_flops: estimate FLOPs of matrix multiplications and attention from input shapes
+            (implies record_shapes).
+        with_modules: record each ``nn.Module`` forward as a range (``nn.Module: Linear_0``).
+        profile_memory: accepted; logged once when set, until memory collection lands.
         experimental_config: an :class:`ExperimentalConfig`.
     """
 
@@ -73,6 +79,7 @@ class _KinetoProfile:
         self._trace: Optional[_core.Trace] = None
         self._window_begin_ns = 0
         self._collecting_gpu = False
+        self._capture_thread: Optional[int] = None  # thread whose operators this profiler captures
 
     # -- control -------------------------------------------------------------------------------
 
@@ -101,6 +108,7 @@ class _KinetoProfile:
         _core.discard()  # stragglers from an earlier session
         _core.set_channels(self._channels())
         self._start_gpu_collection()
+        self._start_host_capture()
 
     def start_trace(self) -> None:
         """Start keeping what is recorded (the end of warm-up)."""
@@ -117,12 +125,14 @@ class _KinetoProfile:
         if _collecting is not self:
             return
         window_end_ns = _core.now_ns()
+        self._stop_host_capture()
         _core.set_channels(0)
         try:
             if self._collecting_gpu:
                 _core.gpu_stop()  # flushes what CUPTI still holds
             _name_live_threads()
-            self._trace = _core.collect(self._window_begin_ns, window_end_ns, self._collecting_gpu)
+            self._trace = _core.collect(self._window_begin_ns, window_end_ns, self._collecting_gpu,
+                                        call_stacks=self.with_stack, flops=self.with_flops)
         finally:  # whatever happened, the recorder is free for the next profiler
             self._collecting_gpu = False
             with _collecting_lock:
@@ -146,13 +156,8 @@ class _KinetoProfile:
         nothing was collected yet, ``TypeError`` for a bad path and ``OSError`` when the file
         cannot be written (an existing file is then left untouched).
         """
-        if not isinstance(path, (str, os.PathLike)):
-            raise TypeError(f"export_chrome_trace: 'path' must be a str or os.PathLike, got {type(path).__name__}")
-        path = os.fspath(path)
-        if not path:
-            raise ValueError("export_chrome_trace: 'path' is empty")
-        if self._trace is None:
-            raise RuntimeError("export_chrome_trace: no trace yet; call it after the profiler stopped")
+        path = _check_output_path("export_chrome_trace", path)
+        self._require_trace("export_chrome_trace")
         parent = os.path.dirname(os.path.abspath(path))
         os.makedirs(parent, exist_ok=True)
         dist = distributed_info()
@@ -160,6 +165,45 @@ class _KinetoProfile:
             path, list(self._metadata.items()), dist.rank, dist.world_size, dist.backend
         )
         return path
+
+    def key_averages(self, group_by_input_shape: bool = False, group_by_stack_n: int = 0) -> summary.EventList:
+        """Totals per operator (and per input shapes / innermost Python frames when grouped).
+
+        Returns a list of :class:`perfprof.summary.FunctionEventAvg` whose ``table(sort_by=...,
+        row_limit=...)`` prints torch.profiler's table. Computed in C++ from the trace.
+        """
+        if not isinstance(group_by_input_shape, bool):
+            raise TypeError(f"key_averages: 'group_by_input_shape' must be a bool, got {type(group_by_input_shape).__name__}")
+        if not isinstance(group_by_stack_n, int) or isinstance(group_by_stack_n, bool) or group_by_stack_n < 0:
+            raise ValueError(f"key_averages: 'group_by_stack_n' must be an int >= 0, got {group_by_stack_n!r}")
+        trace = self._require_trace("key_averages")
+        return summary.rows_from_core(trace.key_averages(group_by_input_shape, group_by_stack_n),
+                                      with_flops=self.with_flops)
+
+    def export_stacks(self, path: "os.PathLike[str] | str", metric: str = "self_cpu_time_total") -> str:
+        """Write self time per call stack in the folded format FlameGraph and speedscope read.
+
+        Each line is ``frame;frame;...;operator <microseconds>``: the Python frames (outermost
+        first, from ``with_stack=True``), the enclosing operators, then the operator. `metric` is
+        ``"self_cpu_time_total"`` or ``"self_cuda_time_total"`` (GPU time launched from there).
+        Returns the path written (``.gz``: gzip-compressed).
+        """
+        metrics = {"self_cpu_time_total": False, "self_cuda_time_total": True, "self_device_time_total": True}
+        if metric not in metrics:
+            raise ValueError(f"export_stacks: unknown metric {metric!r}; expected one of {', '.join(metrics)}")
+        path = _check_output_path("export_stacks", path)
+        trace = self._require_trace("export_stacks")
+        if not self.with_stack:
+            warn_once("stacks-without-with_stack", "perfprof: export_stacks: the profiler ran without "
+                      "with_stack=True, so the stacks hold operators only")
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        trace.export_stacks(path, metrics[metric])
+        return path
+
+    def _require_trace(self, function: str) -> "_core.Trace":
+        if self._trace is None:
+            raise RuntimeError(f"{function}: no trace yet; call it after the profiler stopped")
+        return self._trace
 
     def add_metadata(self, key: str, value: str) -> None:
         """Record a string under `key` (top level of the trace and profiler_metadata.json)."""
@@ -194,7 +238,8 @@ class _KinetoProfile:
     def _channels(self) -> int:
         channels = _core.CHANNEL_STEPS
         if ProfilerActivity.CPU in self.activities:
-            channels |= _core.CHANNEL_USER_ANNOTATIONS | _core.CHANNEL_COUNTERS
+            channels |= (_core.CHANNEL_USER_ANNOTATIONS | _core.CHANNEL_COUNTERS | _core.CHANNEL_OPERATORS
+                         | _core.CHANNEL_PYTHON)
         if self.experimental_config.mstx:
             channels |= _core.CHANNEL_MSTX
         return channels
@@ -211,8 +256,31 @@ class _KinetoProfile:
                       f"which are not collected: {', '.join(skipped)}")
         self._collecting_gpu = True
 
+    def _start_host_capture(self) -> None:
+        if ProfilerActivity.CPU not in self.activities or self._capture_thread is not None:
+            return
+        torch_capture.reset_module_names()
+        try:
+            torch_capture.start_thread(torch_capture.CaptureOptions(
+                record_shapes=self.record_shapes or self.with_flops, with_stack=self.with_stack,
+                with_modules=self.with_modules))
+        except Exception as error:  # never fail the job for its profiler
+            warn_once("host-capture", f"perfprof: PyTorch host capture could not start: {error!r}")
+            return
+        self._capture_thread = threading.get_ident()
+
+    def _stop_host_capture(self) -> None:
+        if self._capture_thread is None:
+            return
+        if self._capture_thread == threading.get_ident():
+            torch_capture.stop_thread()
+        else:
+            warn_once("capture-thread", "perfprof: the profiler was stopped on another thread than it was "
+                      "started on; operator capture on the starting thread ends when it next starts or exits")
+        self._capture_thread = None
+
     def _log_uncollected_options(self) -> None:
-        for name in _FLAG_NAMES:
+        for name in _UNCOLLECTED_FLAGS:
             if getattr(self, name):
                 warn_once(f"flag-{name}", f"perfprof: {name}=True is not collected by this version yet; it has no effect.")
         for option in self.experimental_config.uncollected_options():
@@ -284,6 +352,42 @@ class profile(_KinetoProfile):
             _core.TRANSITION_WARN_INCORRECT_SCHEDULE: self._warn_incorrect_schedule,
         }
 
+    @staticmethod
+    def enable_profiler_in_child_thread(
+        record_shapes: bool = False,
+        profile_memory: bool = False,
+        with_stack: bool = False,
+        with_flops: bool = False,
+        with_modules: bool = False,
+    ) -> None:
+        """Capture PyTorch operators on the calling thread (one the user started).
+
+        Threads the user starts are not reached by the profiler; call this at the start of such
+        a thread, and :meth:`disable_profiler_in_child_thread` before it ends. The thread then
+        records operators (and, as asked, shapes, Python calls and module forwards) whenever a
+        profiler is collecting. Its options are its own: the main thread's are independent.
+        """
+        flags = dict(record_shapes=record_shapes, profile_memory=profile_memory, with_stack=with_stack,
+                     with_flops=with_flops, with_modules=with_modules)
+        for name, value in flags.items():
+            if not isinstance(value, bool):
+                raise TypeError(f"enable_profiler_in_child_thread: '{name}' must be a bool, got {type(value).__name__}")
+        if profile_memory:
+            warn_once("flag-profile_memory", "perfprof: profile_memory=True is not collected by this version yet; "
+                      "it has no effect.")
+        if not torch_capture.torch_loaded():
+            warn_once("child-no-torch", "perfprof: enable_profiler_in_child_thread: torch is not imported; "
+                      "there are no operators to capture")
+            return
+        _core.name_current_thread(threading.current_thread().name)
+        torch_capture.start_thread(torch_capture.CaptureOptions(
+            record_shapes=record_shapes or with_flops, with_stack=with_stack, with_modules=with_modules))
+
+    @staticmethod
+    def disable_profiler_in_child_thread() -> None:
+        """Stop the capture :meth:`enable_profiler_in_child_thread` started on this thread."""
+        torch_capture.stop_thread()
+
     @property
     def step_num(self) -> int:
         """The current step number (0 before the first step())."""
@@ -337,6 +441,15 @@ class profile(_KinetoProfile):
 
 def _record_every_step(_: int) -> ProfilerAction:
     return ProfilerAction.RECORD
+
+
+def _check_output_path(function: str, path: object) -> str:
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"{function}: 'path' must be a str or os.PathLike, got {type(path).__name__}")
+    path = os.fspath(path)
+    if not path:
+        raise ValueError(f"{function}: 'path' is empty")
+    return path
 
 
 def _reject_non_json_constant(name: str) -> None:

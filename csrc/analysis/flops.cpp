@@ -1,0 +1,233 @@
+#include "analysis/flops.h"
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+
+namespace perfprof {
+namespace {
+
+constexpr std::string_view kInputDimsKey = "\"Input Dims\"";
+constexpr int kMaxDigits = 18;  // any 18-digit number fits int64_t
+
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+class Scanner {
+ public:
+  Scanner(std::string_view text, size_t pos) : text_(text), pos_(pos) {}
+
+  size_t pos() const { return pos_; }
+  void skip_space() {
+    while (pos_ < text_.size() && is_space(text_[pos_])) ++pos_;
+  }
+  bool at(char c) {
+    skip_space();
+    return pos_ < text_.size() && text_[pos_] == c;
+  }
+  bool eat(char c) {
+    if (!at(c)) return false;
+    ++pos_;
+    return true;
+  }
+  // The next non-space character, or '\0' at the end.
+  char next() {
+    skip_space();
+    return pos_ < text_.size() ? text_[pos_++] : '\0';
+  }
+  std::optional<int64_t> integer() {
+    const bool negative = eat('-');
+    int64_t value = 0;
+    int digits = 0;
+    for (; pos_ < text_.size() && is_digit(text_[pos_]); ++pos_) {
+      if (++digits > kMaxDigits) return std::nullopt;
+      value = value * 10 + (text_[pos_] - '0');
+    }
+    if (digits == 0) return std::nullopt;
+    return negative ? -value : value;
+  }
+
+ private:
+  std::string_view text_;
+  size_t pos_;
+};
+
+// A key, not text inside some other member's string value: it starts the members or follows a
+// comma.
+bool starts_member(std::string_view args, size_t at) {
+  while (at > 0 && is_space(args[at - 1])) --at;
+  return at == 0 || args[at - 1] == ',' || args[at - 1] == '{';
+}
+
+// Position just after `"Input Dims":`, or npos.
+size_t value_start(std::string_view args) {
+  for (size_t at = args.find(kInputDimsKey); at != std::string_view::npos;
+       at = args.find(kInputDimsKey, at + 1)) {
+    if (!starts_member(args, at)) continue;
+    Scanner s(args, at + kInputDimsKey.size());
+    if (s.eat(':')) return s.pos();
+  }
+  return std::string_view::npos;
+}
+
+// The rest of a list whose '[' is consumed, made of nested lists of integers.
+bool skip_list_rest(Scanner& s) {
+  for (int depth = 1; depth > 0;) {
+    const char c = s.next();
+    if (c == '[') ++depth;
+    else if (c == ']') --depth;
+    else if (!is_digit(c) && c != '-' && c != ',') return false;
+  }
+  return true;
+}
+
+bool parse_shape(Scanner& s, std::vector<int64_t>& shape) {
+  if (!s.eat('[')) return false;
+  if (s.eat(']')) return true;
+  if (s.at('[')) return skip_list_rest(s);  // a tensor list: left empty
+  do {
+    const std::optional<int64_t> size = s.integer();
+    if (!size) return false;
+    shape.push_back(*size);
+  } while (s.eat(','));
+  return s.eat(']');
+}
+
+bool parse_dims(Scanner& s, InputDims& dims) {
+  if (!s.eat('[')) return false;
+  if (s.eat(']')) return true;
+  do {
+    dims.emplace_back();
+    if (!parse_shape(s, dims.back())) return false;
+  } while (s.eat(','));
+  return s.eat(']');
+}
+
+// A product of sizes that remembers a negative factor or an overflow, and is then 0.
+class Product {
+ public:
+  Product& times(int64_t factor) {
+    if (factor < 0 || __builtin_mul_overflow(value_, static_cast<uint64_t>(factor), &value_)) {
+      valid_ = false;
+    }
+    return *this;
+  }
+  // Factors shape[from, to).
+  Product& times(const std::vector<int64_t>& shape, size_t from, size_t to) {
+    for (size_t i = from; i < to && i < shape.size(); ++i) times(shape[i]);
+    return *this;
+  }
+  uint64_t value() const { return valid_ ? value_ : 0; }
+
+ private:
+  uint64_t value_ = 1;
+  bool valid_ = true;
+};
+
+// Broadcast of two shapes (numpy rules), or nothing when they do not broadcast.
+std::optional<std::vector<int64_t>> broadcast(const std::vector<int64_t>& a,
+                                              const std::vector<int64_t>& b) {
+  std::vector<int64_t> out(std::max(a.size(), b.size()));
+  for (size_t i = 0; i < out.size(); ++i) {  // i counts from the last dimension
+    const int64_t x = i < a.size() ? a[a.size() - 1 - i] : 1;
+    const int64_t y = i < b.size() ? b[b.size() - 1 - i] : 1;
+    if (x != y && x != 1 && y != 1) return std::nullopt;
+    out[out.size() - 1 - i] = x == 1 ? y : x;
+  }
+  return out;
+}
+
+uint64_t gemm(int64_t batch, int64_t m, int64_t k, int64_t n) {
+  return Product().times(2).times(batch).times(m).times(k).times(n).value();
+}
+
+uint64_t mm(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
+  if (a.size() != 2 || b.size() != 2 || a[1] != b[0]) return 0;
+  return gemm(1, a[0], a[1], b[1]);
+}
+
+uint64_t bmm(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
+  if (a.size() != 3 || b.size() != 3 || a[0] != b[0] || a[2] != b[1]) return 0;
+  return gemm(a[0], a[1], a[2], b[2]);
+}
+
+uint64_t elementwise(const InputDims& dims) {
+  if (dims.empty()) return 0;
+  const auto out = dims.size() == 1 ? std::optional(dims[0]) : broadcast(dims[0], dims[1]);
+  return out ? Product().times(*out, 0, out->size()).value() : 0;
+}
+
+// q [..., L, E], k [..., S, E], v [..., S, Ev]: Q K^T and then the product with V.
+uint64_t attention(const InputDims& dims) {
+  if (dims.size() < 3) return 0;
+  const auto& q = dims[0];
+  const auto& k = dims[1];
+  const auto& v = dims[2];
+  if (q.size() < 2 || k.size() < 2 || v.size() < 2) return 0;
+  const int64_t l = q[q.size() - 2], e = q.back(), s = k[k.size() - 2], ev = v.back();
+  if (k.back() != e || v[v.size() - 2] != s) return 0;
+  const size_t batch_dims = q.size() - 2;
+  const uint64_t scores = Product().times(2).times(q, 0, batch_dims).times(l).times(s).times(e).value();
+  const uint64_t values = Product().times(2).times(q, 0, batch_dims).times(l).times(s).times(ev).value();
+  uint64_t total = 0;
+  if (scores == 0 || values == 0 || __builtin_add_overflow(scores, values, &total)) return 0;
+  return total;
+}
+
+bool is_attention(std::string_view op) {
+  return op == "aten::scaled_dot_product_attention" ||
+         op == "aten::_scaled_dot_product_flash_attention" ||
+         op == "aten::_scaled_dot_product_efficient_attention" ||
+         op == "aten::_scaled_dot_product_cudnn_attention" ||
+         op == "aten::_scaled_dot_product_flash_attention_for_cpu";
+}
+
+const std::vector<int64_t>& input(const InputDims& dims, size_t i) {
+  static const std::vector<int64_t> kNone;
+  return i < dims.size() ? dims[i] : kNone;
+}
+
+}  // namespace
+
+InputDims parse_input_dims(std::string_view args_json_members) {
+  const size_t start = value_start(args_json_members);
+  if (start == std::string_view::npos) return {};
+  Scanner s(args_json_members, start);
+  InputDims dims;
+  if (!parse_dims(s, dims)) return {};
+  return dims;
+}
+
+std::string_view input_dims_text(std::string_view args_json_members) {
+  const size_t start = value_start(args_json_members);
+  if (start == std::string_view::npos) return {};
+  Scanner s(args_json_members, start);
+  InputDims ignored;
+  if (!s.at('[')) return {};
+  const size_t begin = s.pos();
+  if (!parse_dims(s, ignored)) return {};
+  return args_json_members.substr(begin, s.pos() - begin);
+}
+
+uint64_t flops_of(std::string_view op, const InputDims& dims) {
+  if (op == "aten::mm") return mm(input(dims, 0), input(dims, 1));
+  if (op == "aten::addmm") return mm(input(dims, 1), input(dims, 2));
+  if (op == "aten::bmm") return bmm(input(dims, 0), input(dims, 1));
+  if (op == "aten::baddbmm") return bmm(input(dims, 1), input(dims, 2));
+  // aten::matmul and aten::linear are not counted: they run as mm/addmm/bmm, which are.
+  if (op == "aten::mul" || op == "aten::add") return elementwise(dims);
+  if (is_attention(op)) return attention(dims);
+  return 0;
+}
+
+uint64_t convolution_flops(const std::vector<int64_t>& weight, const std::vector<int64_t>& output) {
+  if (weight.size() < 3 || weight.size() != output.size() || weight[0] != output[1]) return 0;
+  return Product()
+      .times(2)
+      .times(output, 0, output.size())  // N, C_out and the output positions
+      .times(weight, 1, weight.size())  // C_in / groups and the kernel
+      .value();
+}
+
+}  // namespace perfprof

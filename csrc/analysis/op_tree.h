@@ -1,0 +1,51 @@
+#pragma once
+// The nesting of a trace's host ranges, split in two hierarchies the way torch.profiler sees
+// them: events (operators, annotations, CUDA runtime calls, ...) and Python frames (category
+// "python_function"). Async ranges do not nest and are left out of both.
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "trace/trace_model.h"
+
+namespace perfprof {
+
+inline constexpr std::string_view kPythonFunctionCategory = "python_function";
+
+// One entry per row of model.ranges.
+struct OpTree {
+  // Innermost enclosing event on the same track, or -1. Python frames in between are skipped.
+  std::vector<int64_t> parent_event;
+  // Innermost enclosing Python frame on the same track, or -1.
+  std::vector<int64_t> parent_frame;
+  // Event: its duration minus the durations of the events whose parent_event it is (the frames
+  // in between do not count, as in torch.profiler's self CPU time).
+  // Python frame: its duration minus the durations of its direct children, events and frames
+  // alike (time spent in the frame's own Python code).
+  // The self times of events partition the time covered by outermost events; adding frames'
+  // would count twice a frame's own time inside an event (it is in both self times).
+  // Async rows: 0 (they are not part of the tree).
+  std::vector<int64_t> self_ns;
+};
+
+bool is_python_frame(const TraceModel& model, size_t row);
+// Part of the tree: not async.
+bool is_nested(const TraceModel& model, size_t row);
+// An event: part of the tree and not a Python frame.
+bool is_event(const TraceModel& model, size_t row);
+
+// One pass over the ranges, which must be in the order build_trace leaves them: grouped by
+// track, in begin order within a track, outer range first on equal begins, non-async ranges
+// properly nested. A parent therefore always has a smaller row than its children.
+OpTree build_op_tree(const TraceModel& model);
+
+// The Python frames enclosing `row` (not `row` itself), innermost first.
+std::vector<size_t> call_stack_frames(const TraceModel& model, const OpTree& tree, size_t row);
+
+// Per range row: the summed durations of the GPU activities doing device work (kernels, memcpy,
+// memset, graph launches) whose external id is that row's range id. Rows of async ranges get
+// nothing, so work launched inside one is left unattributed.
+std::vector<int64_t> self_device_ns(const TraceModel& model);
+
+}  // namespace perfprof

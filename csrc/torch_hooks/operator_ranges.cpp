@@ -1,0 +1,88 @@
+#include "torch_hooks/operator_ranges.h"
+
+#include <deque>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "record/recorder.h"
+#include "torch_hooks/op_text.h"
+
+namespace perfprof {
+namespace {
+
+// Text -> interned id, without allocating on a hit. Keys point into `texts_`, whose strings never
+// move (deque).
+class ThreadStringCache {
+ public:
+  template <typename MakeText>
+  StringId get(std::string_view key, MakeText&& make_text) {
+    if (auto it = ids_.find(key); it != ids_.end()) return it->second;
+    const StringId id = global_strings().intern(make_text(key));
+    ids_.emplace(texts_.emplace_back(key), id);
+    return id;
+  }
+
+ private:
+  std::deque<std::string> texts_;
+  std::unordered_map<std::string_view, StringId> ids_;
+};
+
+struct ThreadOperators {
+  std::vector<uint64_t> open;  // range ids of the operators open on this thread; 0 = not recorded
+  ThreadStringCache names;
+  ThreadStringCache input_dims;
+};
+
+ThreadOperators& thread_operators() {
+  thread_local ThreadOperators operators;
+  return operators;
+}
+
+// torch's own record_function scopes ("Optimizer.step#SGD.step", "enumerate(DataLoader)#...")
+// carry a '#'; torch.profiler files them under user_annotation, not cpu_op.
+StringId category_of(std::string_view name) {
+  static const StringId cpu_op = global_strings().intern("cpu_op");
+  static const StringId user_annotation = global_strings().intern("user_annotation");
+  return name.find('#') == std::string_view::npos ? cpu_op : user_annotation;
+}
+
+std::string input_dims_args(std::string_view sizes) {
+  if (is_json_int_lists(sizes)) return fmt::format("\"Input Dims\":{}", sizes);
+  return {};  // not the format we know: leave it out rather than write invalid JSON
+}
+
+}  // namespace
+
+void begin_operator(const char* text) noexcept {
+  try {
+    ThreadOperators& operators = thread_operators();
+    Recorder& recorder = Recorder::instance();
+    if (!recorder.enabled(kChannelOperators) || text == nullptr) {
+      operators.open.push_back(0);
+      return;
+    }
+    const OpText op = parse_op_text(text);
+    const StringId name = operators.names.get(op.name, [](std::string_view key) { return std::string(key); });
+    const StringId args = op.sizes.empty() ? kEmptyString : operators.input_dims.get(op.sizes, input_dims_args);
+    const uint64_t id = Recorder::next_range_id();
+    recorder.begin_range(id, name, category_of(op.name), args);
+    if (op.sequence >= 0) recorder.range_sequence(op.sequence);
+    operators.open.push_back(id);
+  } catch (...) {
+    // Out of memory: this operator is not recorded; torch's operator itself is unaffected.
+  }
+}
+
+void end_operator() noexcept {
+  ThreadOperators& operators = thread_operators();
+  if (operators.open.empty()) return;  // began before the stubs were installed
+  const uint64_t id = operators.open.back();
+  operators.open.pop_back();
+  if (id != 0) Recorder::instance().end_range(id);
+}
+
+}  // namespace perfprof

@@ -1,0 +1,288 @@
+"""PyTorch host capture: operators (forward and backward), shapes, modules, Python calls, threads.
+
+The reference is torch.profiler itself, run on the same loop in the same process.
+"""
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from typing import Any, Callable, Dict, List, Tuple
+
+import pytest
+
+torch = pytest.importorskip("torch")
+from torch import nn  # noqa: E402
+
+import perfprof  # noqa: E402
+from perfprof import ProfilerActivity  # noqa: E402
+from trace_checks import assert_slices_nest, load_trace  # noqa: E402
+
+STEPS = 4
+SCHEDULE = dict(wait=1, warmup=1, active=2)
+
+
+def mlp_adam() -> Callable[[], None]:
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 10))
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+    x, y = torch.randn(16, 32), torch.randint(0, 10, (16,))
+
+    def step() -> None:
+        optimizer.zero_grad()
+        nn.functional.cross_entropy(model(x), y).backward()
+        optimizer.step()
+
+    return step
+
+
+def convnet_sgd() -> Callable[[], None]:
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(),
+                          nn.Linear(8 * 8 * 8, 10))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    x, y = torch.randn(4, 3, 16, 16), torch.randint(0, 10, (4,))
+
+    def step() -> None:
+        optimizer.zero_grad()
+        nn.functional.cross_entropy(model(x), y).backward()
+        optimizer.step()
+
+    return step
+
+
+WORKLOADS = {"mlp_adam": mlp_adam, "convnet_sgd": convnet_sgd}
+
+
+def run_torch(make_step: Callable[[], Callable[[], None]], path: str, **options: Any) -> Dict[str, Any]:
+    step = make_step()
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU],
+                                schedule=torch.profiler.schedule(**SCHEDULE), **options) as prof:
+        for _ in range(STEPS):
+            step()
+            prof.step()
+    prof.export_chrome_trace(path)
+    return load_trace(path)
+
+
+def run_perfprof(make_step: Callable[[], Callable[[], None]], path: str, **options: Any) -> Dict[str, Any]:
+    step = make_step()
+    with perfprof.profile(activities=[ProfilerActivity.CPU], schedule=perfprof.schedule(**SCHEDULE),
+                          **options) as prof:
+        for _ in range(STEPS):
+            step()
+            prof.step()
+    prof.export_chrome_trace(path)
+    return load_trace(path)
+
+
+def ops_per_step(trace: Dict[str, Any]) -> Dict[str, List[Dict[str, Any]]]:
+    """aten operators inside each ProfilerStep#N, in start order."""
+    slices = [e for e in trace["traceEvents"] if e.get("ph") == "X"]
+    steps = [e for e in slices if e["name"].startswith("ProfilerStep#")]
+    out = {}
+    for step in steps:
+        begin, end = step["ts"], step["ts"] + step["dur"]
+        ops = [e for e in slices if e.get("cat") == "cpu_op" and e["name"].startswith("aten::")
+               and begin <= e["ts"] <= end]
+        out[step["name"]] = sorted(ops, key=lambda e: e["ts"])
+    return out
+
+
+def overlap(mine: Counter, theirs: Counter) -> Tuple[float, float]:
+    common = sum((mine & theirs).values())
+    return common / max(1, sum(mine.values())), common / max(1, sum(theirs.values()))
+
+
+@pytest.mark.parametrize("workload", sorted(WORKLOADS))
+def test_operators_match_torch_profiler_per_step(workload, tmp_path):
+    theirs = ops_per_step(run_torch(WORKLOADS[workload], str(tmp_path / "torch.json")))
+    mine = ops_per_step(run_perfprof(WORKLOADS[workload], str(tmp_path / "perfprof.json")))
+    assert sorted(mine) == sorted(theirs) == ["ProfilerStep#2", "ProfilerStep#3"]
+    for step in theirs:
+        names_mine = Counter(e["name"] for e in mine[step])
+        names_theirs = Counter(e["name"] for e in theirs[step])
+        assert "aten::mm" in names_mine  # backward ran and was captured
+        precision, recall = overlap(names_mine, names_theirs)
+        assert precision >= 0.95 and recall >= 0.95, (step, names_mine - names_theirs, names_theirs - names_mine)
+
+
+@pytest.mark.parametrize("workload", sorted(WORKLOADS))
+def test_input_shapes_match_torch_profiler(workload, tmp_path):
+    theirs = ops_per_step(run_torch(WORKLOADS[workload], str(tmp_path / "torch.json"), record_shapes=True))
+    mine = ops_per_step(run_perfprof(WORKLOADS[workload], str(tmp_path / "perfprof.json"), record_shapes=True))
+    for step in theirs:
+        def shaped(ops):
+            return Counter((e["name"], repr(e["args"].get("Input Dims"))) for e in ops)
+
+        precision, recall = overlap(shaped(mine[step]), shaped(theirs[step]))
+        assert precision >= 0.95 and recall >= 0.95
+        assert any(e["args"].get("Sequence number") is not None for e in mine[step])
+
+
+def test_backward_operators_share_the_forward_sequence_number(tmp_path):
+    trace = run_perfprof(mlp_adam, str(tmp_path / "t.json"), record_shapes=True)
+    slices = [e for e in trace["traceEvents"] if e.get("ph") == "X" and e.get("cat") == "cpu_op"]
+    forward = {e["args"]["Sequence number"] for e in slices if e["name"] == "aten::addmm"}
+    backward = {e["args"]["Sequence number"] for e in slices if e["name"] == "AddmmBackward0"}
+    assert forward and forward == backward
+
+
+def test_trace_nests_operators_in_modules_in_steps(tmp_path):
+    trace = run_perfprof(mlp_adam, str(tmp_path / "t.json"), record_shapes=True, with_modules=True,
+                         with_stack=True)
+    assert_slices_nest(trace)
+    slices = [e for e in trace["traceEvents"] if e.get("ph") == "X"]
+
+    def enclosing(event):
+        return [e for e in slices if e["tid"] == event["tid"] and e is not event
+                and e["ts"] <= event["ts"] and event["ts"] + event["dur"] <= e["ts"] + e["dur"]]
+
+    addmm = next(e for e in slices if e["name"] == "aten::addmm")
+    around = {e["name"] for e in enclosing(addmm)}
+    assert {"nn.Module: Linear_0", "nn.Module: Sequential_0"} & around
+    assert any(name.startswith("ProfilerStep#") for name in around)
+    modules = [e["name"] for e in slices if e["name"].startswith("nn.Module: ")]
+    assert Counter(modules) == Counter({"nn.Module: Sequential_0": 2, "nn.Module: Linear_0": 2,
+                                        "nn.Module: ReLU_0": 2, "nn.Module: Linear_1": 2})
+
+
+def test_operators_carry_their_python_call_stack(tmp_path):
+    trace = run_perfprof(mlp_adam, str(tmp_path / "t.json"), with_stack=True)
+    slices = [e for e in trace["traceEvents"] if e.get("ph") == "X"]
+    addmm = next(e for e in slices if e["name"] == "aten::addmm")
+    stack = addmm["args"]["Call stack"].split(";")
+    assert any("torch/nn/modules/linear.py" in frame and "forward" in frame for frame in stack)
+    assert any("test_host_capture.py" in frame and "step" in frame for frame in stack)
+    frames = [e["name"] for e in slices if e.get("cat") == "python_function"]
+    assert not any("perfprof/" in frame for frame in frames)  # perfprof's own code is not traced
+
+
+def test_child_threads_capture_only_when_enabled(tmp_path):
+    model = nn.Sequential(nn.Linear(8, 8), nn.ReLU())
+    x = torch.randn(2, 8)
+    barrier = threading.Barrier(3)
+
+    def infer(enable: bool) -> None:
+        if enable:
+            perfprof.profile.enable_profiler_in_child_thread(record_shapes=True, with_modules=True)
+        barrier.wait()
+        with torch.no_grad():
+            for _ in range(3):
+                model(x)
+        if enable:
+            perfprof.profile.disable_profiler_in_child_thread()
+
+    threads = [threading.Thread(target=infer, args=(enable,), name=name)
+               for name, enable in (("infer-a", True), ("infer-b", True), ("plain", False))]
+    with perfprof.profile(activities=[ProfilerActivity.CPU]) as prof:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    path = tmp_path / "t.json"
+    prof.export_chrome_trace(str(path))
+    trace = load_trace(str(path))
+    names = {e["tid"]: e["args"]["name"] for e in trace["traceEvents"] if e.get("name") == "thread_name"}
+    per_thread = Counter(names.get(e["tid"]) for e in trace["traceEvents"]
+                         if e.get("ph") == "X" and e.get("cat") == "cpu_op")
+    assert per_thread["infer-a"] == per_thread["infer-b"] > 0
+    assert "plain" not in per_thread
+    shaped = [e for e in trace["traceEvents"] if e.get("ph") == "X" and names.get(e["tid"]) == "infer-a"
+              and e["name"] == "aten::addmm"]
+    assert len(shaped) == 3 and shaped[0]["args"]["Input Dims"] == [[8], [2, 8], [8, 8], [], []]
+    assert_slices_nest(trace)
+
+
+def test_no_operator_capture_outside_collection(tmp_path):
+    step = mlp_adam()
+    with perfprof.profile(activities=[ProfilerActivity.CPU], schedule=perfprof.schedule(wait=1, active=1)) as prof:
+        for _ in range(3):
+            step()
+            prof.step()
+    # After the cycle the observer state is off: torch's profiler can run on this thread again.
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]):
+        step()
+
+
+def test_child_thread_options_are_validated():
+    with pytest.raises(TypeError, match="with_stack"):
+        perfprof.profile.enable_profiler_in_child_thread(with_stack="yes")
+
+
+def test_running_torch_profiler_is_reported_not_broken(tmp_path, caplog):
+    step = mlp_adam()
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as theirs:
+        with perfprof.profile(activities=[ProfilerActivity.CPU]):
+            step()
+    assert any(e.name == "aten::addmm" for e in theirs.events())
+
+
+def profiled_mlp(**options: Any) -> perfprof.profile:
+    step = mlp_adam()
+    with perfprof.profile(activities=[ProfilerActivity.CPU], **options) as prof:
+        for _ in range(2):
+            step()
+    return prof
+
+
+def test_export_stacks_writes_folded_stacks_summing_to_self_times(tmp_path):
+    prof = profiled_mlp(with_stack=True)
+    path = prof.export_stacks(str(tmp_path / "stacks.txt"))
+    lines = open(path).read().splitlines()
+    assert lines
+    total = 0
+    for line in lines:
+        stack, value = line.rsplit(" ", 1)
+        frames = stack.split(";")
+        assert all(frames) and int(value) > 0
+        total += int(value)
+    assert any("aten::addmm" == line.rsplit(" ", 1)[0].split(";")[-1] for line in lines)
+    assert any("test_host_capture.py" in line for line in lines)
+    self_total_us = sum(row.self_cpu_time_total for row in prof.key_averages())
+    assert abs(total - self_total_us) <= len(lines)  # each line rounds to whole microseconds
+
+
+def test_key_averages_table_matches_trace_totals(tmp_path):
+    prof = profiled_mlp(record_shapes=True)
+    rows = prof.key_averages()
+    by_name = {row.key: row for row in rows}
+    assert by_name["aten::addmm"].count == 4  # 2 Linear layers x 2 steps
+    assert by_name["aten::addmm"].self_cpu_time_total <= by_name["aten::addmm"].cpu_time_total
+    assert by_name["aten::linear"].cpu_time_total >= by_name["aten::addmm"].cpu_time_total / 2
+    table = rows.table(sort_by="self_cpu_time_total", row_limit=5)
+    lines = table.splitlines()
+    assert "Self CPU %" in lines[1] and "# of Calls" in lines[1]
+    assert len([line for line in lines if line.startswith("aten::")]) <= 5
+    shaped = prof.key_averages(group_by_input_shape=True)
+    assert {row.input_shapes for row in shaped if row.key == "aten::addmm"} == {
+        "[[64], [16, 32], [32, 64], [], []]", "[[10], [16, 64], [64, 10], [], []]"}
+    with pytest.raises(ValueError, match="sort_by"):
+        rows.table(sort_by="nonsense")
+    with pytest.raises(ValueError, match="group_by_stack_n"):
+        prof.key_averages(group_by_stack_n=-1)
+
+
+def test_flops_from_shapes(tmp_path):
+    prof = profiled_mlp(with_flops=True)
+    path = tmp_path / "t.json"
+    prof.export_chrome_trace(str(path))
+    trace = load_trace(str(path))
+    flops = {tuple(map(tuple, e["args"]["Input Dims"][1:3])): e["args"].get("flops")
+             for e in trace["traceEvents"] if e.get("name") == "aten::addmm"}
+    assert flops[((16, 32), (32, 64))] == 2 * 16 * 32 * 64
+    assert flops[((16, 64), (64, 10))] == 2 * 16 * 64 * 10
+    total = sum(row.flops for row in prof.key_averages())
+    mm_rows = [row for row in prof.key_averages() if row.key in ("aten::addmm", "aten::mm")]
+    assert total == sum(row.flops for row in mm_rows) + sum(
+        row.flops for row in prof.key_averages() if row.key in ("aten::mul", "aten::add"))
+    assert "Total MFLOPs" in prof.key_averages().table()
+
+
+def test_export_stacks_rejects_bad_input(tmp_path):
+    prof = profiled_mlp()
+    with pytest.raises(ValueError, match="metric"):
+        prof.export_stacks(str(tmp_path / "s.txt"), metric="wall")
+    with pytest.raises(TypeError, match="path"):
+        prof.export_stacks(42)
+    with pytest.raises(RuntimeError, match="no trace"):
+        perfprof.profile().export_stacks(str(tmp_path / "s.txt"))
