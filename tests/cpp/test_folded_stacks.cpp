@@ -2,6 +2,8 @@
 // (call stacks and FLOPs in args).
 #include <gtest/gtest.h>
 
+#include "model_builder.h"
+
 #include <filesystem>
 #include <sstream>
 #include <stdexcept>
@@ -18,55 +20,7 @@ namespace {
 
 using test::TempDir;
 
-// Rows must be added in the order build_trace leaves them (per track, begin order, outer first).
-class ModelBuilder {
- public:
-  ModelBuilder() { model_.strings = {""}; }
-
-  size_t range(int64_t begin, int64_t end, std::string_view name, std::string_view category = "cpu_op",
-               uint64_t id = 0, uint8_t flags = 0, uint32_t track = 0, std::string_view args = "") {
-    RangeTable& r = model_.ranges;
-    r.begin_ns.push_back(begin);
-    r.end_ns.push_back(end);
-    r.name.push_back(intern(name));
-    r.category.push_back(intern(category));
-    r.args.push_back(intern(args));
-    r.track.push_back(track);
-    r.end_track.push_back(track);
-    r.id.push_back(id);
-    r.flags.push_back(flags);
-    r.correlation.push_back(0);
-    r.external_id.push_back(0);
-    return r.size() - 1;
-  }
-  size_t op(int64_t begin, int64_t end, std::string_view name, uint64_t id, std::string_view args) {
-    return range(begin, end, name, "cpu_op", id, 0, 0, args);
-  }
-  size_t frame(int64_t begin, int64_t end, std::string_view name, uint64_t id = 0) {
-    return range(begin, end, name, "python_function", id);
-  }
-  void activity(int64_t start, int64_t end, uint64_t external_id,
-                GpuActivityKind kind = GpuActivityKind::Kernel) {
-    GpuActivity a;
-    a.kind = kind;
-    a.start_ns = start;
-    a.end_ns = end;
-    model_.gpu.activities.push_back(a);
-    model_.gpu.external_ids.push_back(external_id);
-  }
-  const TraceModel& model() const { return model_; }
-  TraceModel& mutable_model() { return model_; }
-
- private:
-  StringId intern(std::string_view text) {
-    const auto [found, inserted] = ids_.try_emplace(std::string(text), static_cast<StringId>(model_.strings.size()));
-    if (inserted) model_.strings.emplace_back(text);
-    return found->second;
-  }
-
-  TraceModel model_;
-  std::unordered_map<std::string, StringId> ids_{{"", kEmptyString}};
-};
+using test::ModelBuilder;
 
 constexpr std::string_view kMmShapes = R"("Input Dims": [[8, 64], [64, 32]])";
 
