@@ -18,8 +18,8 @@ namespace torch_abi {
 
 // Mirror of torch::profiler::impl::ProfilerStubs (torch/csrc/profiler/stubs/base.h): the same
 // virtual functions in the same order, so the vtable layouts agree. The class has not changed
-// since torch 1.13; perfprof checks the installed torch's behaviour at install time
-// (python/perfprof/torch_capture.py) before relying on it.
+// since torch 1.13 (checked up to 2.13). A torch that reorders it would call the wrong methods:
+// tests/python/test_host_capture.py compares the captured operators with torch.profiler's.
 using ProfilerVoidEventStub = std::shared_ptr<void>;
 using DeviceIndex = int8_t;
 
