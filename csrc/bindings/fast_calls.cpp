@@ -296,10 +296,24 @@ bool begin_user_annotation(PyObject* name, PyObject* args, uint64_t* id) {
   return true;
 }
 
+// Ends a range begun while recording (id != 0), unless recording has stopped since.
+inline void end_recorded_range(uint64_t id) {
+  if (id != 0 && Recorder::instance().channels() != 0) Recorder::instance().end_range(id);
+}
+
 inline void end_user_annotation(uint64_t id) {
   if (id == 0) return;
   ActivityCollector::pop_host_range();
-  if (Recorder::instance().channels() != 0) Recorder::instance().end_range(id);
+  end_recorded_range(id);
+}
+
+// The one argument of the *_end(range_id) functions.
+bool read_single_range_id(const char* function, PyObject* const* args, Py_ssize_t nargs, uint64_t* id) {
+  if (nargs != 1) {
+    PyErr_Format(PyExc_TypeError, "%s() takes exactly one argument (range_id)", function);
+    return false;
+  }
+  return read_range_id(function, args[0], id);
 }
 
 PyObject* annotation_begin(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
@@ -316,12 +330,8 @@ PyObject* annotation_begin(PyObject*, PyObject* const* args, Py_ssize_t nargs, P
 }
 
 PyObject* annotation_end(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
-  if (nargs != 1) {
-    PyErr_SetString(PyExc_TypeError, "annotation_end() takes exactly one argument (range_id)");
-    return nullptr;
-  }
   uint64_t id = 0;
-  if (!read_range_id("annotation_end", args[0], &id)) return nullptr;
+  if (!read_single_range_id("annotation_end", args, nargs, &id)) return nullptr;
   end_user_annotation(id);
   Py_RETURN_NONE;
 }
@@ -347,13 +357,9 @@ PyObject* range_begin(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
 }
 
 PyObject* range_end(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
-  if (nargs != 1) {
-    PyErr_SetString(PyExc_TypeError, "range_end() takes exactly one argument (range_id)");
-    return nullptr;
-  }
   uint64_t id = 0;
-  if (!read_range_id("range_end", args[0], &id)) return nullptr;
-  if (id != 0 && Recorder::instance().channels() != 0) Recorder::instance().end_range(id);
+  if (!read_single_range_id("range_end", args, nargs, &id)) return nullptr;
+  end_recorded_range(id);
   Py_RETURN_NONE;
 }
 

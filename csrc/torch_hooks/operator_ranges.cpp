@@ -4,7 +4,6 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
-#include <vector>
 
 #include <fmt/format.h>
 
@@ -31,15 +30,14 @@ class ThreadStringCache {
   std::unordered_map<std::string_view, StringId> ids_;
 };
 
-struct ThreadOperators {
-  std::vector<uint64_t> open;  // range ids of the operators open on this thread; 0 = not recorded
+struct ThreadCaches {
   ThreadStringCache names;
   ThreadStringCache input_dims;
 };
 
-ThreadOperators& thread_operators() {
-  thread_local ThreadOperators operators;
-  return operators;
+ThreadCaches& thread_caches() {
+  thread_local ThreadCaches caches;
+  return caches;
 }
 
 // torch's own record_function scopes ("Optimizer.step#SGD.step", "enumerate(DataLoader)#...")
@@ -57,31 +55,24 @@ std::string input_dims_args(std::string_view sizes) {
 
 }  // namespace
 
-void begin_operator(const char* text) noexcept {
+uint64_t begin_operator(const char* text) noexcept {
+  if (text == nullptr) return 0;
   try {
-    ThreadOperators& operators = thread_operators();
-    Recorder& recorder = Recorder::instance();
-    if (!recorder.enabled(kChannelOperators) || text == nullptr) {
-      operators.open.push_back(0);
-      return;
-    }
+    ThreadCaches& caches = thread_caches();
     const OpText op = parse_op_text(text);
-    const StringId name = operators.names.get(op.name, [](std::string_view key) { return std::string(key); });
-    const StringId args = op.sizes.empty() ? kEmptyString : operators.input_dims.get(op.sizes, input_dims_args);
+    const StringId name = caches.names.get(op.name, [](std::string_view key) { return std::string(key); });
+    const StringId args = op.sizes.empty() ? kEmptyString : caches.input_dims.get(op.sizes, input_dims_args);
     const uint64_t id = Recorder::next_range_id();
+    Recorder& recorder = Recorder::instance();
     recorder.begin_range(id, name, category_of(op.name), args);
     if (op.sequence >= 0) recorder.range_sequence(op.sequence);
-    operators.open.push_back(id);
+    return id;
   } catch (...) {
-    // Out of memory: this operator is not recorded; torch's operator itself is unaffected.
+    return 0;  // out of memory: this operator is not recorded; torch's operator is unaffected
   }
 }
 
-void end_operator() noexcept {
-  ThreadOperators& operators = thread_operators();
-  if (operators.open.empty()) return;  // began before the stubs were installed
-  const uint64_t id = operators.open.back();
-  operators.open.pop_back();
+void end_operator(uint64_t id) noexcept {
   if (id != 0) Recorder::instance().end_range(id);
 }
 

@@ -1,12 +1,14 @@
 #pragma once
 // Records PyTorch operators as host ranges. Called from torch's RecordFunction observers (through
-// profiler_stubs) on whichever thread runs the operator, so everything here is per thread and
-// lock-free after a name's first sighting on that thread.
+// profiler_stubs, which decide whether an operator is recorded and keep the open ones) on
+// whichever thread runs the operator; lock-free after a name's first sighting on that thread.
+#include <cstdint>
+
 namespace perfprof {
 
-// `text` is the observer's range text (see op_text.h). Operators begun while the operator channel
-// is off are remembered as such, so their end records nothing.
-void begin_operator(const char* text) noexcept;
-void end_operator() noexcept;
+// `text` is the observer's range text (see op_text.h). Returns the range id to end it with, or 0
+// when it could not be recorded (then end_operator(0) records nothing).
+uint64_t begin_operator(const char* text) noexcept;
+void end_operator(uint64_t id) noexcept;
 
 }  // namespace perfprof

@@ -42,12 +42,18 @@ using GetStubs = const ProfilerStubs* (*)();
 
 namespace {
 
-// Per thread: for each open range, whether it went to perfprof or to the replaced stubs.
+// Per thread, for each open range: whether it went to perfprof (with its range id) or to the
+// replaced stubs.
 enum class RangeOwner : uint8_t { Perfprof, Replaced, Nobody };
 
-std::vector<RangeOwner>& open_ranges() {
-  thread_local std::vector<RangeOwner> owners;
-  return owners;
+struct OpenRange {
+  RangeOwner owner;
+  uint64_t id;  // perfprof's range id, 0 when not recorded
+};
+
+std::vector<OpenRange>& open_ranges() {
+  thread_local std::vector<OpenRange> ranges;
+  return ranges;
 }
 
 // perfprof's stubs: operator ranges go to the recorder while operators are recorded; everything
@@ -67,23 +73,22 @@ class OperatorStubs final : public torch_abi::ProfilerStubs {
   }
   void rangePush(const char* name) const override {
     if (Recorder::instance().enabled(kChannelOperators)) {
-      open_ranges().push_back(RangeOwner::Perfprof);
-      begin_operator(name);
+      open_ranges().push_back({RangeOwner::Perfprof, begin_operator(name)});
     } else if (forwards()) {
-      open_ranges().push_back(RangeOwner::Replaced);
+      open_ranges().push_back({RangeOwner::Replaced, 0});
       call_replaced([&] { replaced_->rangePush(name); });
     } else {
-      open_ranges().push_back(RangeOwner::Nobody);
+      open_ranges().push_back({RangeOwner::Nobody, 0});
     }
   }
   void rangePop() const override {
-    std::vector<RangeOwner>& owners = open_ranges();
-    if (owners.empty()) return;  // pushed before these stubs were installed
-    const RangeOwner owner = owners.back();
-    owners.pop_back();
-    if (owner == RangeOwner::Perfprof) {
-      end_operator();
-    } else if (owner == RangeOwner::Replaced) {
+    std::vector<OpenRange>& ranges = open_ranges();
+    if (ranges.empty()) return;  // pushed before these stubs were installed
+    const OpenRange range = ranges.back();
+    ranges.pop_back();
+    if (range.owner == RangeOwner::Perfprof) {
+      end_operator(range.id);
+    } else if (range.owner == RangeOwner::Replaced) {
       call_replaced([&] { replaced_->rangePop(); });
     }
   }

@@ -59,9 +59,7 @@ class _KinetoProfile:
         self.activities: List[ProfilerActivity] = normalize_activities(activities)
         flags = dict(record_shapes=record_shapes, profile_memory=profile_memory,
                      with_stack=with_stack, with_flops=with_flops, with_modules=with_modules)
-        for name, value in flags.items():
-            if not isinstance(value, bool):
-                raise TypeError(f"profile: '{name}' must be a bool, got {type(value).__name__}")
+        _check_flags("profile", flags)
         self.record_shapes = record_shapes
         self.profile_memory = profile_memory
         self.with_stack = with_stack
@@ -369,9 +367,7 @@ class profile(_KinetoProfile):
         """
         flags = dict(record_shapes=record_shapes, profile_memory=profile_memory, with_stack=with_stack,
                      with_flops=with_flops, with_modules=with_modules)
-        for name, value in flags.items():
-            if not isinstance(value, bool):
-                raise TypeError(f"enable_profiler_in_child_thread: '{name}' must be a bool, got {type(value).__name__}")
+        _check_flags("enable_profiler_in_child_thread", flags)
         if profile_memory:
             warn_once("flag-profile_memory", "perfprof: profile_memory=True is not collected by this version yet; "
                       "it has no effect.")
@@ -441,6 +437,12 @@ class profile(_KinetoProfile):
 
 def _record_every_step(_: int) -> ProfilerAction:
     return ProfilerAction.RECORD
+
+
+def _check_flags(function: str, flags: Dict[str, object]) -> None:
+    for name, value in flags.items():
+        if not isinstance(value, bool):
+            raise TypeError(f"{function}: '{name}' must be a bool, got {type(value).__name__}")
 
 
 def _check_output_path(function: str, path: object) -> str:
