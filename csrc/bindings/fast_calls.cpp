@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 
+#include "bindings/c_function.h"
 #include "cupti/activity_collector.h"
 #include "export/json_text.h"
 #include "mstx/mstx.h"
@@ -468,11 +469,6 @@ PyType_Spec record_function_spec = {
 };
 
 // ---------------------------------------------------------------------------------------------
-
-template <typename F>
-PyCFunction as_cfunction(F function) {
-  return reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(function));
-}
 
 PyMethodDef mstx_methods[] = {
     {"mark", as_cfunction(mstx_mark), METH_FASTCALL | METH_KEYWORDS,

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "bindings/c_function.h"
 #include "record/recorder.h"
 
 namespace perfprof::bindings {
@@ -139,11 +140,6 @@ PyObject* python_tracer_uninstall(PyObject*, PyObject* const*, Py_ssize_t) {
     open_calls().clear();
   }
   Py_RETURN_NONE;
-}
-
-template <typename Function>
-PyCFunction as_cfunction(Function function) {
-  return reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(function));
 }
 
 PyMethodDef tracer_methods[] = {

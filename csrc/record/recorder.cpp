@@ -110,11 +110,22 @@ void Recorder::for_each_buffer(Visit&& visit) {
   buffers_.erase(std::remove_if(buffers_.begin(), buffers_.end(), finished), buffers_.end());
 }
 
+void Recorder::add_completed(std::vector<CompletedRange> ranges) {
+  std::lock_guard<std::mutex> lock(completed_mutex_);
+  if (completed_.empty()) {
+    completed_ = std::move(ranges);
+  } else {
+    completed_.insert(completed_.end(), ranges.begin(), ranges.end());
+  }
+}
+
 void Recorder::discard() {
   for_each_buffer([](ThreadBuffer& buffer) {
     buffer.consume(nullptr);
     buffer.take_dropped();
   });
+  std::lock_guard<std::mutex> lock(completed_mutex_);
+  completed_.clear();
 }
 
 CollectedEvents Recorder::collect() {
@@ -125,6 +136,8 @@ CollectedEvents Recorder::collect() {
     collected.dropped_events += buffer.take_dropped();
     if (!thread.events.empty()) collected.threads.push_back(std::move(thread));
   });
+  std::lock_guard<std::mutex> lock(completed_mutex_);
+  collected.completed.swap(completed_);
   return collected;
 }
 

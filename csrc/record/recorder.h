@@ -25,6 +25,7 @@ enum Channel : uint32_t {
   kChannelCounters = 1u << 3,         // counter samples
   kChannelOperators = 1u << 4,        // PyTorch operators (csrc/torch_hooks)
   kChannelPython = 1u << 5,           // Python function calls (with_stack)
+  kChannelGc = 1u << 6,               // garbage-collection pauses (gc_detect_threshold)
 };
 
 struct ThreadEvents {
@@ -34,9 +35,22 @@ struct ThreadEvents {
   std::vector<RawEvent> events;
 };
 
+// A range known only once it has ended, on an OS thread or a synthetic track (TraceModel's
+// kGcTrackTid): a garbage-collection pause, or an operator another profiler recorded.
+struct CompletedRange {
+  int64_t os_tid = 0;
+  int64_t begin_ns = 0;  // now_ns() clock
+  int64_t end_ns = 0;
+  StringId name = kEmptyString;
+  StringId category = kEmptyString;
+  StringId args = kEmptyString;
+  int64_t sequence = -1;  // autograd sequence number, -1 for none
+};
+
 struct CollectedEvents {
   std::vector<ThreadEvents> threads;
   uint64_t dropped_events = 0;
+  std::vector<CompletedRange> completed;
 };
 
 class Recorder {
@@ -69,6 +83,9 @@ class Recorder {
             EventKind::RangeSequence, {}});
   }
 
+  // Adds ranges that are already complete. Not on a hot path: a lock per call.
+  void add_completed(std::vector<CompletedRange> ranges);
+
   // Names the calling thread (registering its buffer if needed), or a live thread by OS id.
   void name_current_thread(std::string name) noexcept;
   void name_thread(int64_t os_tid, const std::string& name);
@@ -89,6 +106,8 @@ class Recorder {
   std::atomic<uint32_t> channels_{0};
   std::mutex registry_mutex_;
   std::vector<std::shared_ptr<ThreadBuffer>> buffers_;
+  std::mutex completed_mutex_;
+  std::vector<CompletedRange> completed_;
   uint32_t next_buffer_index_ = 0;
 };
 

@@ -76,23 +76,31 @@ class Builder {
   void add_api_calls(const std::vector<ApiCall>& calls, const std::unordered_map<uint32_t, uint64_t>& external) {
     const StringId runtime = global_strings().intern("cuda_runtime");
     const StringId driver = global_strings().intern("cuda_driver");
-    RangeTable& r = model_.ranges;
     for (const ApiCall& call : calls) {
       if (call.start_ns < model_.window_begin_ns) continue;
       const auto found = external.find(call.correlation);
-      r.begin_ns.push_back(call.start_ns);
-      r.end_ns.push_back(std::max(call.end_ns, call.start_ns));
-      r.name.push_back(call.name);
-      r.category.push_back(call.driver ? driver : runtime);
-      r.args.push_back(global_strings().intern(fmt::format("\"cbid\":{}", call.cbid)));
-      const uint32_t track = track_of(call.os_tid);
-      r.track.push_back(track);
-      r.end_track.push_back(track);
-      r.id.push_back(kApiCallIdTag | call.correlation);
-      r.flags.push_back(0);
-      r.correlation.push_back(call.correlation);
-      r.external_id.push_back(found == external.end() ? 0 : found->second);
-      r.sequence.push_back(-1);
+      const size_t row = append_complete_row(call.start_ns, call.end_ns, track_of(call.os_tid),
+                                             kApiCallIdTag | call.correlation);
+      RangeTable& r = model_.ranges;
+      r.name[row] = call.name;
+      r.category[row] = call.driver ? driver : runtime;
+      r.args[row] = global_strings().intern(fmt::format("\"cbid\":{}", call.cbid));
+      r.correlation[row] = call.correlation;
+      r.external_id[row] = found == external.end() ? 0 : found->second;
+    }
+    sort_ranges();
+  }
+
+  void add_completed_ranges(const std::vector<CompletedRange>& ranges) {
+    uint64_t next_id = kCompletedIdTag;
+    for (const CompletedRange& range : ranges) {
+      if (range.begin_ns < model_.window_begin_ns || range.begin_ns > model_.window_end_ns) continue;
+      const size_t row = append_complete_row(range.begin_ns, range.end_ns, track_of(range.os_tid), next_id++);
+      RangeTable& r = model_.ranges;
+      r.name[row] = range.name;
+      r.category[row] = range.category;
+      r.args[row] = range.args;
+      r.sequence[row] = range.sequence;
     }
     sort_ranges();
   }
@@ -115,6 +123,23 @@ class Builder {
     r.correlation.push_back(0);
     r.external_id.push_back(0);
     r.sequence.push_back(-1);
+  }
+
+  size_t append_complete_row(int64_t begin_ns, int64_t end_ns, uint32_t track, uint64_t id) {
+    RangeTable& r = model_.ranges;
+    r.begin_ns.push_back(begin_ns);
+    r.end_ns.push_back(std::max(begin_ns, end_ns));
+    r.name.push_back(kEmptyString);
+    r.category.push_back(kEmptyString);
+    r.args.push_back(kEmptyString);
+    r.track.push_back(track);
+    r.end_track.push_back(track);
+    r.id.push_back(id);
+    r.flags.push_back(0);
+    r.correlation.push_back(0);
+    r.external_id.push_back(0);
+    r.sequence.push_back(-1);
+    return r.size() - 1;
   }
 
   void set_sequence(const RawEvent& event) {
@@ -190,7 +215,7 @@ class Builder {
       if (model_.threads[t].os_tid == os_tid) return t;
     }
     const auto index = static_cast<uint32_t>(model_.threads.size());
-    model_.threads.push_back({UINT32_MAX - index, os_tid, os_thread_name(os_tid)});
+    model_.threads.push_back({UINT32_MAX - index, os_tid, os_tid == kGcTrackTid ? "Python GC" : os_thread_name(os_tid)});
     return index;
   }
 
@@ -227,6 +252,7 @@ class Builder {
 
   // Async ids of API calls that cannot nest; apart from host range ids (tagged below bit 63).
   static constexpr uint64_t kApiCallIdTag = uint64_t{1} << 63;
+  static constexpr uint64_t kCompletedIdTag = uint64_t{1} << 62;
 
   TraceModel& model_;
   std::vector<std::pair<uint64_t, size_t>> open_stack_;  // (range id, row) of this thread
@@ -332,6 +358,7 @@ TraceModel build_trace(CollectedEvents collected, const CollectionWindow& window
     std::vector<RawEvent>().swap(thread.events);  // release as we go: traces can be large
   }
   builder.pair_remaining();
+  if (!collected.completed.empty()) builder.add_completed_ranges(collected.completed);
   if (!gpu.collected.api_calls.empty()) {
     builder.add_api_calls(gpu.collected.api_calls, gpu.collected.external_ids);
   }

@@ -10,6 +10,10 @@
 
 namespace perfprof {
 
+// The track of Python garbage-collection pauses. No OS thread has this id: Linux's pid_max is
+// at most 2^22.
+constexpr int64_t kGcTrackTid = int64_t{1} << 30;
+
 struct ThreadTrack {
   uint32_t index = 0;  // recorder buffer index: stable order of first appearance
   int64_t os_tid = 0;

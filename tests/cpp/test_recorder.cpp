@@ -192,6 +192,24 @@ TEST(Recorder, DiscardDropsEverythingRecordedSoFar) {
   EXPECT_EQ(events[0].name, after);
 }
 
+TEST(Recorder, CompletedRangesAreCollectedOnceAndDiscarded) {
+  RecorderSession session(kChannelOperators);
+  Recorder& recorder = Recorder::instance();
+  const StringId name = intern("imported");
+  recorder.add_completed({{42, 10, 20, name, kEmptyString, kEmptyString, 3}});
+  std::thread([&] { recorder.add_completed({{43, 30, 40, name, kEmptyString, kEmptyString, -1}}); }).join();
+  CollectedEvents collected = recorder.collect();
+  ASSERT_EQ(collected.completed.size(), 2u);
+  EXPECT_EQ(collected.completed[0].os_tid, 42);
+  EXPECT_EQ(collected.completed[0].sequence, 3);
+  EXPECT_EQ(collected.completed[1].begin_ns, 30);
+  EXPECT_TRUE(recorder.collect().completed.empty());
+
+  recorder.add_completed({{42, 10, 20, name, kEmptyString, kEmptyString, -1}});
+  recorder.discard();
+  EXPECT_TRUE(recorder.collect().completed.empty());
+}
+
 TEST(Recorder, CountersStoreTheValueBits) {
   RecorderSession session(kChannelCounters);
   const StringId name = intern("memory");

@@ -162,6 +162,37 @@ TEST(TraceBuilder, InstantsAndCountersLandInTheirTables) {
   EXPECT_EQ(model.ranges.size(), 0u);
 }
 
+CompletedRange completed(int64_t os_tid, int64_t begin_ns, int64_t end_ns, const char* name, int64_t sequence = -1) {
+  return {os_tid, begin_ns, end_ns, test::intern(name), test::intern("cpu_op"), test::intern("\"k\": 1"), sequence};
+}
+
+TEST(TraceBuilder, CompletedRangesJoinTheirThreadAndNestWithItsRanges) {
+  CollectedEvents collected{{thread_events(0, 101, "main", {begin_event(100, 1, "step"), end_event(900, 1)})}, 0, {}};
+  collected.completed = {completed(101, 300, 400, "inner op", 7), completed(101, 200, 500, "outer op"),
+                         completed(202, 250, 260, "engine op"),
+                         completed(101, -50, 10, "before the window")};
+  const TraceModel model = build_trace(std::move(collected), kWindow);
+  expect_range(model, "step", {100, 900, 0, 0, 0});
+  expect_range(model, "outer op", {200, 500, 0, 0, 0});
+  expect_range(model, "inner op", {300, 400, 0, 0, 0});
+  expect_range(model, "engine op", {250, 260, 1, 1, 0});  // a thread that recorded nothing itself
+  EXPECT_EQ(model.threads[1].os_tid, 202);
+  EXPECT_EQ(model.ranges.sequence[range_named(model, "inner op")], 7);
+  EXPECT_EQ(model.str(model.ranges.args[range_named(model, "inner op")]), "\"k\": 1");
+  EXPECT_EQ(model.ranges.size(), 4u);  // the one before the window is dropped
+  EXPECT_EQ(model.stats.async_ranges, 0u);
+}
+
+TEST(TraceBuilder, GcPausesGetTheirOwnNamedTrack) {
+  CollectedEvents collected{{thread_events(0, 101, "main", {instant_event(100, "x")})}, 0, {}};
+  collected.completed = {completed(kGcTrackTid, 200, 300, "GC")};
+  const TraceModel model = build_trace(std::move(collected), kWindow);
+  ASSERT_EQ(model.threads.size(), 2u);
+  EXPECT_EQ(model.threads[1].os_tid, kGcTrackTid);
+  EXPECT_EQ(model.threads[1].name, "Python GC");
+  expect_range(model, "GC", {200, 300, 1, 1, 0});
+}
+
 TEST(TraceBuilder, OrdersThreadsByBufferIndexAndKeepsProcessFacts) {
   const TraceModel model = build({thread_events(5, 505, "late", {instant_event(100, "x")}),
                                   thread_events(2, 202, "early", {instant_event(100, "y")})},

@@ -1,0 +1,12 @@
+#pragma once
+// A METH_FASTCALL function as the PyCFunction a PyMethodDef stores (CPython casts it back).
+#include <Python.h>
+
+namespace perfprof::bindings {
+
+template <typename Function>
+PyCFunction as_cfunction(Function function) {
+  return reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(function));
+}
+
+}  // namespace perfprof::bindings
