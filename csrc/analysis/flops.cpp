@@ -9,6 +9,7 @@ namespace perfprof {
 namespace {
 
 constexpr std::string_view kInputDimsKey = "\"Input Dims\"";
+constexpr std::string_view kConcreteInputsKey = "\"Concrete Inputs\"";
 constexpr int kMaxDigits = 18;  // any 18-digit number fits int64_t
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
@@ -47,6 +48,19 @@ class Scanner {
     if (digits == 0) return std::nullopt;
     return negative ? -value : value;
   }
+  // The text between the quotes of a JSON string, escapes left as written.
+  std::optional<std::string_view> string() {
+    if (!eat('"')) return std::nullopt;
+    for (const size_t begin = pos_; pos_ < text_.size(); ++pos_) {
+      if (text_[pos_] == '\\' && pos_ + 1 < text_.size()) ++pos_;
+      else if (text_[pos_] == '"') return text_.substr(begin, pos_++ - begin);
+    }
+    return std::nullopt;
+  }
+  bool done() {
+    skip_space();
+    return pos_ == text_.size();
+  }
 
  private:
   std::string_view text_;
@@ -60,12 +74,11 @@ bool starts_member(std::string_view args, size_t at) {
   return at == 0 || args[at - 1] == ',' || args[at - 1] == '{';
 }
 
-// Position just after `"Input Dims":`, or npos.
-size_t value_start(std::string_view args) {
-  for (size_t at = args.find(kInputDimsKey); at != std::string_view::npos;
-       at = args.find(kInputDimsKey, at + 1)) {
+// Position just after `<key>:` (the key with its quotes), or npos.
+size_t value_start(std::string_view args, std::string_view key) {
+  for (size_t at = args.find(key); at != std::string_view::npos; at = args.find(key, at + 1)) {
     if (!starts_member(args, at)) continue;
-    Scanner s(args, at + kInputDimsKey.size());
+    Scanner s(args, at + key.size());
     if (s.eat(':')) return s.pos();
   }
   return std::string_view::npos;
@@ -102,6 +115,33 @@ bool parse_dims(Scanner& s, InputDims& dims) {
     if (!parse_shape(s, dims.back())) return false;
   } while (s.eat(','));
   return s.eat(']');
+}
+
+bool parse_strings(Scanner& s, ConcreteInputs& values) {
+  if (!s.eat('[')) return false;
+  if (s.eat(']')) return true;
+  do {
+    const std::optional<std::string_view> value = s.string();
+    if (!value) return false;
+    values.push_back(*value);
+  } while (s.eat(','));
+  return s.eat(']');
+}
+
+// A concrete int ("1"), alone in its text.
+std::optional<int64_t> concrete_int(std::string_view text) {
+  Scanner s(text, 0);
+  const std::optional<int64_t> value = s.integer();
+  if (!value || !s.done()) return std::nullopt;
+  return value;
+}
+
+// A concrete int list ("[2, 2]") of `size` ints, alone in its text.
+std::optional<std::vector<int64_t>> concrete_ints(std::string_view text, size_t size) {
+  Scanner s(text, 0);
+  std::vector<int64_t> values;
+  if (!parse_shape(s, values) || !s.done() || values.size() != size) return std::nullopt;
+  return values;
 }
 
 // A product of sizes that remembers a negative factor or an overflow, and is then 0.
@@ -188,10 +228,79 @@ const std::vector<int64_t>& input(const InputDims& dims, size_t i) {
   return i < dims.size() ? dims[i] : kNone;
 }
 
+// One output size of a convolution, or nothing when the arguments are out of range.
+std::optional<int64_t> convolution_output_size(int64_t in, int64_t kernel, int64_t stride, int64_t pad,
+                                               int64_t dilation) {
+  if (in < 0 || kernel < 1 || stride < 1 || pad < 0 || dilation < 1) return std::nullopt;
+  int64_t padded = 0, span = 0;
+  if (__builtin_mul_overflow(pad, 2, &padded) || __builtin_add_overflow(in, padded, &padded) ||
+      __builtin_mul_overflow(dilation, kernel - 1, &span)) {
+    return std::nullopt;
+  }
+  const int64_t reach = padded - span - 1;
+  if (reach < 0) return std::nullopt;  // the window is larger than the padded input
+  return reach / stride + 1;
+}
+
+// Output spatial sizes of aten::conv<spatial>d(input, weight, bias, stride, padding, dilation,
+// groups) with batched `in` and `weight` of rank spatial + 2.
+std::optional<std::vector<int64_t>> convolution_output(const std::vector<int64_t>& in,
+                                                       const std::vector<int64_t>& weight,
+                                                       const ConcreteInputs& concrete, size_t spatial) {
+  const auto stride = concrete_ints(concrete[3], spatial);
+  const auto dilation = concrete_ints(concrete[5], spatial);
+  if (!stride || !dilation) return std::nullopt;
+  const std::string_view padding = concrete[4];
+  if (padding == "same") {
+    // torch rejects "same" for strided convolutions.
+    if (std::any_of(stride->begin(), stride->end(), [](int64_t s) { return s != 1; })) return std::nullopt;
+    return std::vector<int64_t>(in.begin() + 2, in.end());
+  }
+  // torch 2.13 writes "" for the padding string of the `padding="same"/"valid"` overload, which
+  // then stays uncounted, as in torch.profiler.
+  const auto pad = padding == "valid" ? std::optional(std::vector<int64_t>(spatial, 0))
+                                      : concrete_ints(padding, spatial);
+  if (!pad) return std::nullopt;
+  std::vector<int64_t> out;
+  for (size_t i = 0; i < spatial; ++i) {
+    const auto size = convolution_output_size(in[i + 2], weight[i + 2], (*stride)[i], (*pad)[i], (*dilation)[i]);
+    if (!size) return std::nullopt;
+    out.push_back(*size);
+  }
+  return out;
+}
+
+uint64_t convolution(const InputDims& dims, const ConcreteInputs& concrete, size_t spatial) {
+  const auto& in = input(dims, 0);
+  const auto& weight = input(dims, 1);
+  // Unbatched inputs and int lists not spelled out per dimension are valid in torch but left
+  // uncounted by torch.profiler; so they are here.
+  if (in.size() != spatial + 2 || weight.size() != spatial + 2 || concrete.size() < 7) return 0;
+  const std::optional<int64_t> groups = concrete_int(concrete[6]);
+  int64_t channels = 0;
+  if (!groups || *groups < 1 || __builtin_mul_overflow(weight[1], *groups, &channels) || channels != in[1]) {
+    return 0;
+  }
+  const auto out = convolution_output(in, weight, concrete, spatial);
+  if (!out) return 0;
+  std::vector<int64_t> output{in[0], weight[0]};
+  output.insert(output.end(), out->begin(), out->end());
+  return convolution_flops(weight, output);
+}
+
+// Spatial dimensions of a convolution op counted here, or 0. The ops these run as
+// (aten::convolution, aten::_convolution, backend ops) count 0, so a convolution counts once.
+size_t convolution_spatial_dims(std::string_view op) {
+  if (op == "aten::conv1d") return 1;
+  if (op == "aten::conv2d") return 2;
+  if (op == "aten::conv3d") return 3;
+  return 0;
+}
+
 }  // namespace
 
 InputDims parse_input_dims(std::string_view args_json_members) {
-  const size_t start = value_start(args_json_members);
+  const size_t start = value_start(args_json_members, kInputDimsKey);
   if (start == std::string_view::npos) return {};
   Scanner s(args_json_members, start);
   InputDims dims;
@@ -200,7 +309,7 @@ InputDims parse_input_dims(std::string_view args_json_members) {
 }
 
 std::string_view input_dims_text(std::string_view args_json_members) {
-  const size_t start = value_start(args_json_members);
+  const size_t start = value_start(args_json_members, kInputDimsKey);
   if (start == std::string_view::npos) return {};
   Scanner s(args_json_members, start);
   InputDims ignored;
@@ -208,6 +317,23 @@ std::string_view input_dims_text(std::string_view args_json_members) {
   const size_t begin = s.pos();
   if (!parse_dims(s, ignored)) return {};
   return args_json_members.substr(begin, s.pos() - begin);
+}
+
+ConcreteInputs parse_concrete_inputs(std::string_view args_json_members) {
+  const size_t start = value_start(args_json_members, kConcreteInputsKey);
+  if (start == std::string_view::npos) return {};
+  Scanner s(args_json_members, start);
+  ConcreteInputs values;
+  if (!parse_strings(s, values)) return {};
+  return values;
+}
+
+uint64_t flops_of(std::string_view op, std::string_view args_json_members) {
+  const InputDims dims = parse_input_dims(args_json_members);
+  if (const size_t spatial = convolution_spatial_dims(op)) {
+    return convolution(dims, parse_concrete_inputs(args_json_members), spatial);
+  }
+  return flops_of(op, dims);
 }
 
 uint64_t flops_of(std::string_view op, const InputDims& dims) {

@@ -1,13 +1,16 @@
 #pragma once
-// Floating-point operation counts of operators from their input shapes, with the formulas of
+// Floating-point operation counts of operators from their inputs, with the formulas of
 // torch.profiler (with_flops=True) and torch.utils.flop_counter: multiply-adds count as 2.
 //
-// Only shapes are recorded ("Input Dims"), never the values of non-tensor arguments. That
-// decides what can be counted:
-// - Convolutions (aten::conv1d/2d/3d, aten::convolution, aten::_convolution) count 0: their
-//   output size depends on stride, padding and dilation, which are int-list arguments and so
-//   appear as [] in Input Dims. torch.profiler reads those values at record time instead.
-//   convolution_flops() gives the count once the output shape is known from elsewhere.
+// The inputs are the shapes in "Input Dims" and, for convolutions, the values of the int and
+// int-list arguments in "Concrete Inputs" (both written by record_shapes=True). Hence:
+// - aten::conv1d/2d/3d count from input and weight shapes, stride, padding, dilation and groups,
+//   given the whole args (flops_of on InputDims alone counts them 0). torch.profiler counts
+//   conv2d only; conv1d/3d use the same formula. The ops they run as (aten::convolution,
+//   aten::_convolution, aten::mkldnn_convolution, ...) count 0, so no convolution counts twice.
+//   Like torch.profiler, they count 0 for unbatched inputs, for int lists of another length
+//   than the spatial rank and for the padding="same"/"valid" overload, whose string torch 2.13
+//   records as "" (a recorded "same" or "valid" would be understood).
 // - aten::mul and aten::add count one operation per element of the broadcast of their first two
 //   inputs (torch.profiler counts the elements of the first input only; the two agree unless
 //   the first input is the one broadcast).
@@ -20,6 +23,10 @@ namespace perfprof {
 
 using InputDims = std::vector<std::vector<int64_t>>;
 
+// The values of "Concrete Inputs", one per input: the text between the quotes, escapes left as
+// written; views into the args text.
+using ConcreteInputs = std::vector<std::string_view>;
+
 // The shapes in a range's args (JSON object members without braces), e.g. from
 // `"Input Dims": [[8, 64], [64, 64], []], "Input type": [...]` gives {{8, 64}, {64, 64}, {}}.
 // Non-tensor inputs have empty shapes; so do tensor-list inputs (a list of shapes), which no
@@ -30,8 +37,17 @@ InputDims parse_input_dims(std::string_view args_json_members);
 // absent or malformed.
 std::string_view input_dims_text(std::string_view args_json_members);
 
-// Operations of one call of `op_name` ("aten::mm") with input shapes `dims`; 0 for unknown ops,
-// shapes that do not fit the op, negative sizes and counts beyond 64 bits.
+// The concrete values in a range's args, e.g. from `"Concrete Inputs": ["", "", "", "[2, 2]",
+// "1"]` gives {"", "", "", "[2, 2]", "1"} (tensors are ""). Empty when the member is absent or
+// malformed; never throws.
+ConcreteInputs parse_concrete_inputs(std::string_view args_json_members);
+
+// Operations of one call of `op_name` ("aten::mm") with its range's args (JSON object members
+// without braces); 0 for unknown ops, inputs that do not fit the op, negative sizes and counts
+// beyond 64 bits.
+uint64_t flops_of(std::string_view op_name, std::string_view args_json_members);
+
+// The same from the input shapes alone: convolutions count 0.
 uint64_t flops_of(std::string_view op_name, const InputDims& dims);
 
 // A forward, non-transposed convolution: weight [C_out, C_in / groups, k...], output

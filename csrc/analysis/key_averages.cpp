@@ -63,7 +63,7 @@ class Aggregator {
     if (args == kEmptyString) return 0;
     const uint64_t key = (uint64_t{model_.ranges.name[i]} << 32) | args;
     const auto [found, inserted] = flops_.try_emplace(key, 0);
-    if (inserted) found->second = flops_of(model_.str(model_.ranges.name[i]), parse_input_dims(model_.str(args)));
+    if (inserted) found->second = flops_of(model_.str(model_.ranges.name[i]), model_.str(args));
     return found->second;
   }
 

@@ -29,7 +29,7 @@ struct KeyAverageRow {
   // nested in it, counted once for each event it is inside.
   int64_t device_total_ns = 0;
   int64_t self_device_ns = 0;   // device work whose innermost launching range is the event
-  uint64_t flops = 0;           // summed flops_of(name, parse_input_dims(args))
+  uint64_t flops = 0;           // summed flops_of(name, args)
 };
 
 // One row per key, in the order keys first appear in model.ranges. O(ranges + activities)

@@ -56,7 +56,7 @@ void annotate_ops(TraceModel& model, const OpTree& tree, bool call_stacks, bool 
   const auto flops_of_row = [&](size_t i) -> uint64_t {
     const uint64_t key = (uint64_t{r.name[i]} << 32) | r.args[i];
     const auto [found, inserted] = flops_cache.try_emplace(key, 0);
-    if (inserted) found->second = flops_of(model.str(r.name[i]), parse_input_dims(model.str(r.args[i])));
+    if (inserted) found->second = flops_of(model.str(r.name[i]), model.str(r.args[i]));
     return found->second;
   };
   for (size_t i = 0; i < r.size(); ++i) {
