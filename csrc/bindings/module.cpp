@@ -8,7 +8,9 @@
 #include <stdexcept>
 
 #include "bindings/fast_calls.h"
+#include "bindings/gc_monitor.h"
 #include "bindings/python_tracer.h"
+#include "bindings/torch_results.h"
 #include "analysis/key_averages.h"
 #include "analysis/op_annotations.h"
 #include "analysis/op_tree.h"
@@ -194,6 +196,7 @@ PYBIND11_MODULE(_core, m) {
   m.attr("CHANNEL_COUNTERS") = static_cast<uint32_t>(kChannelCounters);
   m.attr("CHANNEL_OPERATORS") = static_cast<uint32_t>(kChannelOperators);
   m.attr("CHANNEL_PYTHON") = static_cast<uint32_t>(kChannelPython);
+  m.attr("CHANNEL_GC") = static_cast<uint32_t>(kChannelGc);
   m.attr("TRANSITION_PREPARE_TRACE") = static_cast<int>(Transition::PrepareTrace);
   m.attr("TRANSITION_START_TRACE") = static_cast<int>(Transition::StartTrace);
   m.attr("TRANSITION_STOP_TRACE") = static_cast<int>(Transition::StopTrace);
@@ -340,5 +343,6 @@ PYBIND11_MODULE(_core, m) {
   }, py::arg("libtorch_cpu_path"),
   "Route torch's ITT/NVTX operator ranges to the recorder; returns why not, or ''.");
 
-  if (!add_fast_calls(m.ptr()) || !add_python_tracer(m.ptr())) throw py::error_already_set();
+  add_torch_results(m);
+  if (!add_fast_calls(m.ptr()) || !add_python_tracer(m.ptr()) || !add_gc_monitor(m.ptr())) throw py::error_already_set();
 }

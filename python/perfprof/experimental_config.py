@@ -88,7 +88,8 @@ class ExperimentalConfig:
         op_attr: collect operator attributes.
         data_simplification: keep only the final outputs of a run directory (perfprof writes no
             intermediate files, so this holds whatever the value).
-        record_op_args: record operator scalar arguments.
+        record_op_args: record operators' scalar argument values (``Concrete Inputs``), as
+            ``record_shapes`` does.
         gc_detect_threshold: record Python GC pauses at or above this many milliseconds
             (0: all; None: off).
         host_sys: host system metrics to sample, a subset of
@@ -180,8 +181,6 @@ class ExperimentalConfig:
             f"gpu_metrics={self.gpu_metrics.value}": self.gpu_metrics is not GpuMetrics.GpuMetricsNone,
             "l2_cache": self.l2_cache,
             "op_attr": self.op_attr,
-            "record_op_args": self.record_op_args,
-            "gc_detect_threshold": self.gc_detect_threshold is not None,
             "host_sys": bool(self.host_sys),
             "sys_io": self.sys_io,
             "sys_interconnection": self.sys_interconnection,

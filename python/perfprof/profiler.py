@@ -1,6 +1,7 @@
 """The profilers: _KinetoProfile (start/stop) and profile (adds the step schedule)."""
 from __future__ import annotations
 
+import gc
 import json
 import os
 import threading
@@ -107,6 +108,7 @@ class _KinetoProfile:
         _core.set_channels(self._channels())
         self._start_gpu_collection()
         self._start_host_capture()
+        self._start_gc_detection()
 
     def start_trace(self) -> None:
         """Start keeping what is recorded (the end of warm-up)."""
@@ -123,6 +125,7 @@ class _KinetoProfile:
         if _collecting is not self:
             return
         window_end_ns = _core.now_ns()
+        self._stop_gc_detection()
         self._stop_host_capture()
         _core.set_channels(0)
         try:
@@ -240,7 +243,22 @@ class _KinetoProfile:
                          | _core.CHANNEL_PYTHON)
         if self.experimental_config.mstx:
             channels |= _core.CHANNEL_MSTX
+        if self.experimental_config.gc_detect_threshold is not None:
+            channels |= _core.CHANNEL_GC
         return channels
+
+    def _start_gc_detection(self) -> None:
+        threshold_ms = self.experimental_config.gc_detect_threshold
+        if threshold_ms is None:
+            return
+        _core.gc_set_threshold_ns(round(threshold_ms * 1e6))
+        if _core.gc_callback not in gc.callbacks:
+            gc.callbacks.append(_core.gc_callback)
+
+    @staticmethod
+    def _stop_gc_detection() -> None:
+        while _core.gc_callback in gc.callbacks:
+            gc.callbacks.remove(_core.gc_callback)
 
     def _start_gpu_collection(self) -> None:
         if ProfilerActivity.CUDA not in self.activities or self._collecting_gpu:
@@ -261,7 +279,8 @@ class _KinetoProfile:
         try:
             torch_capture.start_thread(torch_capture.CaptureOptions(
                 record_shapes=self.record_shapes or self.with_flops, with_stack=self.with_stack,
-                with_modules=self.with_modules))
+                with_modules=self.with_modules,
+                exact_inputs=self.record_shapes or self.with_flops or self.experimental_config.record_op_args))
         except Exception as error:  # never fail the job for its profiler
             warn_once("host-capture", f"perfprof: PyTorch host capture could not start: {error!r}")
             return

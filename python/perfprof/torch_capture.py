@@ -8,10 +8,20 @@ recorder with no Python code per operator. The observer state is per thread and 
 only while perfprof collects (warm-up and recorded steps):
 
 * ITT state: operator names only; the cheapest.
-* NVTX state: names, autograd sequence numbers and input shapes; used for ``record_shapes``.
+* NVTX state: names, autograd sequence numbers and input shapes; used for ``record_shapes`` on
+  child threads.
 
-Module forwards (``with_modules``) use torch's global module hooks, Python calls
-(``with_stack``) a C-level profile hook on the capturing threads.
+With ``exact_inputs`` (the profiling thread, when shapes, FLOPs or argument values are asked for)
+torch's own profiler state runs instead, restricted to CPU operators: only it records input
+dtypes, strides and scalar argument values. Its operators are moved into the recorder when the
+thread stops (``_core.import_torch_events``). That state is process-wide inside torch (libkineto),
+so one thread at a time may use it, and never while a torch.profiler session runs.
+
+Python calls (``with_stack``) come from a C-level profile hook on the capturing threads
+(``csrc/bindings/python_tracer.cpp``). Module calls (``with_modules``) come from a wrapper put in
+place of ``torch.nn.Module.__call__`` while some thread captures them; it costs one Python call
+per module call. The alternatives cost more per *operator*: any global module hook sends every
+module call down torch's slower hook-running path, and a profile hook runs on every Python call.
 """
 from __future__ import annotations
 
@@ -20,7 +30,7 @@ import sys
 import threading
 import weakref
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, Optional
 
 from . import _core
 from ._logging import warn_once
@@ -36,20 +46,21 @@ class CaptureOptions:
     record_shapes: bool = False
     with_stack: bool = False
     with_modules: bool = False
+    exact_inputs: bool = False  # dtypes, strides and scalar arguments through torch's own state
 
 
 class _ThreadState(threading.local):
     def __init__(self) -> None:
         self.options: Optional[CaptureOptions] = None  # capturing on this thread
-        self.torch_state_on = False
-        self.module_ranges: List[int] = []
+        self.torch_state: Optional[str] = None  # the ProfilerState name switched on here
 
 
 _thread = _ThreadState()
 _lock = threading.Lock()
 _stubs_error: Optional[str] = None  # None: not tried yet
-_module_hooks: List[Any] = []
-_module_hook_users = 0
+_kineto_thread: Optional[int] = None  # the thread using torch's own profiler state
+_module_call_users = 0
+_replaced_module_call: Callable[..., Any]  # Module.__call__ before perfprof's wrapper
 _module_names: "weakref.WeakKeyDictionary[Any, str]" = weakref.WeakKeyDictionary()
 _module_counts: Dict[str, int] = {}
 
@@ -78,9 +89,9 @@ def start_thread(options: CaptureOptions) -> None:
         return
     _thread.options = options
     if _install_stubs():
-        _thread.torch_state_on = _enable_torch_state(options.record_shapes)
+        _thread.torch_state = _enable_torch_state(options)
     if options.with_modules:
-        _use_module_hooks()
+        _use_module_call_wrapper()
     if options.with_stack and not _core.python_tracer_install(_PACKAGE_DIR):
         warn_once("python-tracer", "perfprof: with_stack: another profile hook (sys.setprofile, cProfile) is "
                   "active on this thread; Python calls are not captured")
@@ -92,14 +103,13 @@ def stop_thread() -> None:
     if options is None:
         return
     _thread.options = None
-    if _thread.torch_state_on:
-        _thread.torch_state_on = False
-        _disable_torch_state()
+    if _thread.torch_state is not None:
+        _disable_torch_state(_thread.torch_state)
+        _thread.torch_state = None
     if options.with_modules:
-        _release_module_hooks()
+        _release_module_call_wrapper()
     if options.with_stack:
         _core.python_tracer_uninstall()
-    _thread.module_ranges.clear()
 
 
 def capturing_here() -> bool:
@@ -114,52 +124,98 @@ def reset_module_names() -> None:
 
 # -- torch's observer state -----------------------------------------------------------------------
 
-def _enable_torch_state(record_shapes: bool) -> bool:
-    from torch._C._profiler import ProfilerConfig, ProfilerState, _ExperimentalConfig
+def _enable_torch_state(options: CaptureOptions) -> Optional[str]:
+    """Switch on the torch profiler state `options` need on this thread; returns its name."""
+    from torch._C._profiler import ProfilerActivity, ProfilerConfig, ProfilerState, _ExperimentalConfig
     import torch.autograd
 
-    state = ProfilerState.NVTX if record_shapes else ProfilerState.ITT
-    config = ProfilerConfig(state, record_shapes, False, False, False, False, _ExperimentalConfig())
+    state = ProfilerState.NVTX if options.record_shapes else ProfilerState.ITT
+    if options.exact_inputs and _claim_kineto():
+        state = ProfilerState.KINETO
+    config = ProfilerConfig(state, options.record_shapes or options.exact_inputs, False, False, False, False,
+                            _ExperimentalConfig())
+    activities = {ProfilerActivity.CPU} if state == ProfilerState.KINETO else set()
     try:
-        torch.autograd._enable_profiler(config, set())
+        if activities:
+            torch.autograd._prepare_profiler(config, activities)
+        torch.autograd._enable_profiler(config, activities)
     except RuntimeError as error:  # torch.profiler already runs on this thread
         warn_once("torch-state", f"perfprof: PyTorch operators are not captured on this thread: {error}")
+        if state == ProfilerState.KINETO:
+            _release_kineto()
+        return None
+    return state.name
+
+
+def _claim_kineto() -> bool:
+    global _kineto_thread
+    import torch
+    import torch.autograd.profiler as autograd_profiler
+
+    if torch.version.cuda is not None and not _core.gpu_collecting():
+        # On CUDA builds torch's state subscribes to CUPTI for the rest of the process, which
+        # would shut perfprof's own GPU collection out of later sessions. While perfprof
+        # collects GPU activity it holds CUPTI itself and torch's state stays CPU-only.
+        warn_once("kineto-cupti", "perfprof: on CUDA builds of torch, input types and argument values are "
+                  "recorded only when CUDA activity is collected too; shapes are recorded without them")
         return False
-    return True
+    with _lock:
+        if _kineto_thread is None and not autograd_profiler._is_profiler_enabled:
+            _kineto_thread = threading.get_ident()
+            return True
+    warn_once("kineto-busy", "perfprof: torch's profiler is in use elsewhere in the process; operators are "
+              "captured with shapes but without input types and argument values")
+    return False
 
 
-def _disable_torch_state() -> None:
+def _release_kineto() -> None:
+    global _kineto_thread
+    with _lock:
+        _kineto_thread = None
+
+
+def _disable_torch_state(state: str) -> None:
     import torch.autograd
 
     try:
-        torch.autograd._disable_profiler()
+        result = torch.autograd._disable_profiler()
     except RuntimeError as error:
         warn_once("torch-state-off", f"perfprof: could not switch off torch's observer state: {error}")
+        result = None
+    if state != "KINETO":
+        return
+    _release_kineto()
+    if result is not None:
+        try:
+            _core.import_torch_events(result.events())
+        except Exception as error:  # a torch version whose events differ: report, never fail the job
+            warn_once("torch-import", f"perfprof: operators recorded by torch could not be read: {error!r}")
 
 
-# -- module forwards ------------------------------------------------------------------------------
+# -- module calls ---------------------------------------------------------------------------------
 
-def _use_module_hooks() -> None:
-    global _module_hook_users
-    from torch.nn.modules import module as nn_module
+def _use_module_call_wrapper() -> None:
+    global _module_call_users, _replaced_module_call
+    from torch.nn import Module
 
     with _lock:
-        _module_hook_users += 1
-        if _module_hooks:
-            return
-        _module_hooks.append(nn_module.register_module_forward_pre_hook(_module_enter))
-        _module_hooks.append(nn_module.register_module_forward_hook(_module_exit, always_call=True))
+        _module_call_users += 1
+        if Module.__dict__.get("__call__") is not _profiled_module_call:
+            _replaced_module_call = Module.__call__
+            Module.__call__ = _profiled_module_call
 
 
-def _release_module_hooks() -> None:
-    global _module_hook_users
+def _release_module_call_wrapper() -> None:
+    global _module_call_users
+    from torch.nn import Module
+
     with _lock:
-        _module_hook_users -= 1
-        if _module_hook_users > 0:
-            return
-        for handle in _module_hooks:
-            handle.remove()
-        _module_hooks.clear()
+        _module_call_users -= 1
+        # Restored only if nobody replaced it after perfprof; otherwise the wrapper stays and just
+        # calls through (it records nothing on threads that do not capture modules). The replaced
+        # function is kept: calls already inside the wrapper on other threads still need it.
+        if _module_call_users == 0 and Module.__dict__.get("__call__") is _profiled_module_call:
+            Module.__call__ = _replaced_module_call
 
 
 def _module_name(module: Any) -> str:
@@ -173,13 +229,12 @@ def _module_name(module: Any) -> str:
     return name
 
 
-def _module_enter(module: Any, _inputs: Any) -> None:
+def _profiled_module_call(self: Any, *args: Any, **kwargs: Any) -> Any:
     options = _thread.options
-    if options is not None and options.with_modules:
-        _thread.module_ranges.append(_core.range_begin(_module_name(module), _MODULE_CATEGORY, _core.CHANNEL_OPERATORS))
-
-
-def _module_exit(_module: Any, _inputs: Any, _output: Any) -> None:
-    ranges = _thread.module_ranges
-    if ranges:
-        _core.range_end(ranges.pop())
+    if options is None or not options.with_modules:
+        return _replaced_module_call(self, *args, **kwargs)
+    range_id = _core.range_begin(_module_name(self), _MODULE_CATEGORY, _core.CHANNEL_OPERATORS)
+    try:
+        return _replaced_module_call(self, *args, **kwargs)
+    finally:
+        _core.range_end(range_id)

@@ -107,16 +107,28 @@ def test_operators_match_torch_profiler_per_step(workload, tmp_path):
 
 
 @pytest.mark.parametrize("workload", sorted(WORKLOADS))
-def test_input_shapes_match_torch_profiler(workload, tmp_path):
+def test_inputs_match_torch_profiler(workload, tmp_path):
     theirs = ops_per_step(run_torch(WORKLOADS[workload], str(tmp_path / "torch.json"), record_shapes=True))
     mine = ops_per_step(run_perfprof(WORKLOADS[workload], str(tmp_path / "perfprof.json"), record_shapes=True))
     for step in theirs:
-        def shaped(ops):
-            return Counter((e["name"], repr(e["args"].get("Input Dims"))) for e in ops)
+        def inputs(ops):
+            return Counter((e["name"], repr(e["args"].get("Input Dims")), repr(e["args"].get("Input type")),
+                            repr(e["args"].get("Concrete Inputs"))) for e in ops)
 
-        precision, recall = overlap(shaped(mine[step]), shaped(theirs[step]))
-        assert precision >= 0.95 and recall >= 0.95
+        precision, recall = overlap(inputs(mine[step]), inputs(theirs[step]))
+        assert precision >= 0.95 and recall >= 0.95, (inputs(mine[step]) - inputs(theirs[step]))
         assert any(e["args"].get("Sequence number") is not None for e in mine[step])
+    addmm = next(e for e in mine["ProfilerStep#2"] if e["name"] == "aten::addmm")
+    assert addmm["args"]["Input type"] == ["float", "float", "float", "Scalar", "Scalar"]
+    assert addmm["args"]["Concrete Inputs"] == ["", "", "", "1", "1"]
+
+
+def test_record_op_args_alone_records_argument_values(tmp_path):
+    config = perfprof.ExperimentalConfig(record_op_args=True)
+    trace = run_perfprof(convnet_sgd, str(tmp_path / "t.json"), experimental_config=config)
+    conv = next(e for e in trace["traceEvents"] if e.get("name") == "aten::conv2d")
+    assert conv["args"]["Concrete Inputs"] == ["", "", "", "[1, 1]", "[1, 1]", "[1, 1]", "1"]
+    assert conv["args"]["Input Dims"][:2] == [[4, 3, 16, 16], [8, 3, 3, 3]]
 
 
 def test_backward_operators_share_the_forward_sequence_number(tmp_path):
@@ -209,12 +221,59 @@ def test_child_thread_options_are_validated():
         perfprof.profile.enable_profiler_in_child_thread(with_stack="yes")
 
 
-def test_running_torch_profiler_is_reported_not_broken(tmp_path, caplog):
+@pytest.mark.parametrize("record_shapes", [False, True])
+def test_running_torch_profiler_is_reported_not_broken(record_shapes):
     step = mlp_adam()
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as theirs:
-        with perfprof.profile(activities=[ProfilerActivity.CPU]):
+        with perfprof.profile(activities=[ProfilerActivity.CPU], record_shapes=record_shapes):
             step()
     assert any(e.name == "aten::addmm" for e in theirs.events())
+
+
+def test_torch_profiler_on_another_thread_leaves_shapes_without_types(tmp_path):
+    """torch's own profiler state is process-wide: while torch.profiler runs, perfprof falls back
+    to the observer that records shapes but not types, instead of starting a second session."""
+    step = mlp_adam()
+    started, done = threading.Event(), threading.Event()
+
+    def run_torch_profiler() -> None:
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]):
+            started.set()
+            done.wait()
+
+    other = threading.Thread(target=run_torch_profiler)
+    other.start()
+    started.wait()
+    try:
+        with perfprof.profile(activities=[ProfilerActivity.CPU], record_shapes=True) as prof:
+            step()
+    finally:
+        done.set()
+        other.join()
+    path = tmp_path / "t.json"
+    prof.export_chrome_trace(str(path))
+    addmm = [e for e in load_trace(str(path))["traceEvents"] if e.get("name") == "aten::addmm"]
+    assert addmm and addmm[0]["args"]["Input Dims"] == [[64], [16, 32], [32, 64], [], []]
+    assert "Input type" not in addmm[0]["args"]
+
+
+def test_cuda_builds_without_gpu_collection_keep_cupti_free(tmp_path, monkeypatch):
+    """torch's own state would take CUPTI on a CUDA build; without perfprof's GPU collection
+    holding it, shapes come from the observer instead."""
+    monkeypatch.setattr(torch.version, "cuda", "13.0")
+    trace = run_perfprof(mlp_adam, str(tmp_path / "t.json"), record_shapes=True)
+    addmm = next(e for e in trace["traceEvents"] if e.get("name") == "aten::addmm")
+    assert addmm["args"]["Input Dims"] == [[64], [16, 32], [32, 64], [], []]
+    assert "Input type" not in addmm["args"]
+
+
+def test_module_call_wrapper_is_removed_after_profiling():
+    original = nn.Module.__call__
+    step = mlp_adam()
+    with perfprof.profile(activities=[ProfilerActivity.CPU], with_modules=True):
+        assert nn.Module.__call__ is not original
+        step()
+    assert nn.Module.__call__ is original
 
 
 def profiled_mlp(**options: Any) -> perfprof.profile:

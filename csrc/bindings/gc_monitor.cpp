@@ -1,0 +1,89 @@
+#include "bindings/gc_monitor.h"
+
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdint>
+
+#include <fmt/format.h>
+
+#include "bindings/c_function.h"
+#include "record/recorder.h"
+#include "trace/trace_model.h"
+
+namespace perfprof::bindings {
+namespace {
+
+std::atomic<int64_t> g_threshold_ns{0};
+// Collections run under the GIL and do not nest, so one start time serves every thread.
+int64_t g_start_ns = -1;
+
+// `info["name"]` as an integer, -1 when absent.
+long long info_int(PyObject* info, const char* name) {
+  PyObject* value = PyDict_Check(info) ? PyDict_GetItemString(info, name) : nullptr;
+  if (value == nullptr || !PyLong_Check(value)) return -1;
+  const long long number = PyLong_AsLongLong(value);
+  if (number == -1 && PyErr_Occurred()) PyErr_Clear();
+  return number;
+}
+
+void record_pause(int64_t start_ns, int64_t end_ns, PyObject* info) {
+  static const StringId name = global_strings().intern("GC");
+  static const StringId category = global_strings().intern("gc");
+  const StringId args = global_strings().intern(fmt::format(
+      R"("generation": {}, "collected": {}, "uncollectable": {}, "Thread Id": {})", info_int(info, "generation"),
+      info_int(info, "collected"), info_int(info, "uncollectable"), static_cast<long>(syscall(SYS_gettid))));
+  Recorder::instance().add_completed({{kGcTrackTid, start_ns, end_ns, name, category, args, -1}});
+}
+
+PyObject* gc_callback(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs != 2 || !PyUnicode_Check(args[0])) {
+    PyErr_SetString(PyExc_TypeError, "gc_callback(phase: str, info: dict)");
+    return nullptr;
+  }
+  if (!Recorder::instance().enabled(kChannelGc)) {
+    g_start_ns = -1;
+    Py_RETURN_NONE;
+  }
+  if (PyUnicode_CompareWithASCIIString(args[0], "start") == 0) {
+    g_start_ns = now_ns();
+  } else if (g_start_ns >= 0) {
+    const int64_t end_ns = now_ns();
+    const int64_t start_ns = g_start_ns;
+    g_start_ns = -1;
+    if (end_ns - start_ns >= g_threshold_ns.load(std::memory_order_relaxed)) {
+      try {
+        record_pause(start_ns, end_ns, args[1]);
+      } catch (...) {
+        // Out of memory: this pause is not recorded; the program goes on.
+      }
+    }
+  }
+  Py_RETURN_NONE;
+}
+
+PyObject* gc_set_threshold_ns(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  const long long threshold = nargs == 1 ? PyLong_AsLongLong(args[0]) : -1;
+  if (threshold < 0) {
+    if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "gc_set_threshold_ns(ns: int >= 0)");
+    return nullptr;
+  }
+  g_threshold_ns.store(threshold, std::memory_order_relaxed);
+  Py_RETURN_NONE;
+}
+
+PyMethodDef gc_methods[] = {
+    {"gc_callback", as_cfunction(gc_callback), METH_FASTCALL,
+     "gc_callback(phase, info)\n--\n\n"
+     "For gc.callbacks: records collections at or above the threshold while the GC channel is on."},
+    {"gc_set_threshold_ns", as_cfunction(gc_set_threshold_ns), METH_FASTCALL,
+     "gc_set_threshold_ns(ns)\n--\n\nThe shortest collection gc_callback records, in nanoseconds."},
+    {nullptr, nullptr, 0, nullptr},
+};
+
+}  // namespace
+
+bool add_gc_monitor(PyObject* module) { return PyModule_AddFunctions(module, gc_methods) == 0; }
+
+}  // namespace perfprof::bindings
