@@ -16,37 +16,25 @@ namespace py = pybind11;
 namespace perfprof::bindings {
 namespace {
 
-void append_int_list(std::string& out, py::handle list) {
+// `[a, b, ...]`, each item written by `append_item(out, item)`.
+template <typename AppendItem>
+void append_list(std::string& out, py::handle items, AppendItem append_item) {
   out += '[';
   bool first = true;
-  for (py::handle value : list) {
+  for (py::handle item : items) {
     if (!first) out += ", ";
     first = false;
-    append_int(out, value.cast<int64_t>());
+    append_item(out, item);
   }
   out += ']';
 }
 
-void append_shapes(std::string& out, py::handle shapes) {
-  out += '[';
-  bool first = true;
-  for (py::handle shape : shapes) {
-    if (!first) out += ", ";
-    first = false;
-    append_int_list(out, shape);
-  }
-  out += ']';
-}
+void append_int_item(std::string& out, py::handle value) { append_int(out, value.cast<int64_t>()); }
 
-void append_strings(std::string& out, py::handle strings) {
-  out += '[';
-  bool first = true;
-  for (py::handle text : strings) {
-    if (!first) out += ", ";
-    first = false;
-    append_json_string(out, py::str(text).cast<std::string>());
-  }
-  out += ']';
+void append_shape(std::string& out, py::handle shape) { append_list(out, shape, append_int_item); }
+
+void append_string_item(std::string& out, py::handle text) {
+  append_json_string(out, py::str(text).cast<std::string>());
 }
 
 // A double as torch prints an IValue: integral values below 1e10 as "3.", others with the 17
@@ -67,48 +55,33 @@ void append_concrete_value(std::string& out, py::handle value) {
   if (PyBool_Check(value.ptr())) {
     out += value.ptr() == Py_True ? "True" : "False";
   } else if (PyLong_Check(value.ptr())) {
-    append_int(out, value.cast<int64_t>());
+    append_int_item(out, value);
   } else if (PyFloat_Check(value.ptr())) {
     append_torch_double(out, value.cast<double>());
   } else if (PyList_Check(value.ptr()) || PyTuple_Check(value.ptr())) {
-    out += '[';
-    bool first = true;
-    for (py::handle item : value) {
-      if (!first) out += ", ";
-      first = false;
-      append_concrete_value(out, item);
-    }
-    out += ']';
+    append_list(out, value, append_concrete_value);
   } else {
     out += py::str(value).cast<std::string>();
   }
 }
 
 // A tensor input's concrete value is written as "".
-void append_concrete_inputs(std::string& out, py::handle values) {
-  out += '[';
-  bool first = true;
+void append_concrete_input(std::string& out, py::handle value) {
   std::string text;
-  for (py::handle value : values) {
-    if (!first) out += ", ";
-    first = false;
-    text.clear();
-    if (!value.is_none()) append_concrete_value(text, value);
-    append_json_string(out, text);
-  }
-  out += ']';
+  if (!value.is_none()) append_concrete_value(text, value);
+  append_json_string(out, text);
 }
 
 // The members torch.profiler writes for an operator recorded with shapes.
 std::string input_args(py::handle event) {
   std::string args = "\"Input Dims\": ";
-  append_shapes(args, event.attr("shapes")());
+  append_list(args, event.attr("shapes")(), append_shape);
   args += ", \"Input type\": ";
-  append_strings(args, event.attr("dtypes")());
+  append_list(args, event.attr("dtypes")(), append_string_item);
   args += ", \"Input Strides\": ";
-  append_shapes(args, event.attr("structured_input_strides")());
+  append_list(args, event.attr("structured_input_strides")(), append_shape);
   args += ", \"Concrete Inputs\": ";
-  append_concrete_inputs(args, event.attr("concrete_inputs")());
+  append_list(args, event.attr("concrete_inputs")(), append_concrete_input);
   return args;
 }
 
