@@ -3,6 +3,7 @@
 #include <frameobject.h>
 
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -55,26 +56,30 @@ StringId code_name(PyCodeObject* code) {
   return id;
 }
 
-StringId builtin_name(PyObject* callable) {
-  if (!PyCFunction_Check(callable)) return kNotTraced;
-  auto* function = reinterpret_cast<PyCFunctionObject*>(callable);
-  PyObject* self = function->m_self;
-  PyTypeObject* self_type = (self == nullptr || PyModule_Check(self)) ? nullptr : Py_TYPE(self);
-  auto& by_type = tracer_state().builtin_names[function->m_ml];
+// `<built-in method append of list object>`, or `<built-in function len>` without a type.
+StringId builtin_name(const PyMethodDef* method, PyTypeObject* self_type) {
+  auto& by_type = tracer_state().builtin_names[method];
   if (auto it = by_type.find(self_type); it != by_type.end()) return it->second;
-  const char* name = function->m_ml->ml_name;
-  const std::string text = self_type ? fmt::format("<built-in method {} of {} object>", name, self_type->tp_name)
-                                     : fmt::format("<built-in function {}>", name);
-  const StringId id = global_strings().intern(text);
+  const StringId id = global_strings().intern(
+      self_type ? fmt::format("<built-in method {} of {} object>", method->ml_name, self_type->tp_name)
+                : fmt::format("<built-in function {}>", method->ml_name));
   by_type.emplace(self_type, id);
   return id;
 }
 
-StringId frame_name(PyFrameObject* frame) {
-  PyCodeObject* code = PyFrame_GetCode(frame);
-  const StringId name = code_name(code);
-  Py_DECREF(code);
-  return name;
+// The name of a built-in callable: a function or bound method (PyCFunction), or an unbound
+// method descriptor called with its object as the first argument; kNotTraced for anything else.
+StringId builtin_name(PyObject* callable) {
+  if (PyCFunction_Check(callable)) {
+    auto* function = reinterpret_cast<PyCFunctionObject*>(callable);
+    PyObject* self = function->m_self;
+    return builtin_name(function->m_ml, (self == nullptr || PyModule_Check(self)) ? nullptr : Py_TYPE(self));
+  }
+  if (Py_IS_TYPE(callable, &PyMethodDescr_Type)) {
+    auto* descriptor = reinterpret_cast<PyMethodDescrObject*>(callable);
+    return builtin_name(descriptor->d_method, PyDescr_TYPE(descriptor));
+  }
+  return kNotTraced;
 }
 
 void begin_call(StringId name) {
@@ -95,38 +100,206 @@ void end_call() {
   if (id != 0 && Recorder::instance().channels() != 0) Recorder::instance().end_range(id);
 }
 
-int profile_hook(PyObject*, PyFrameObject* frame, int what, PyObject* arg) {
+// Built-ins called by perfprof's own code are not traced either.
+StringId builtin_call_name(StringId caller, PyObject* callable) {
+  return caller == kNotTraced ? kNotTraced : builtin_name(callable);
+}
+
+template <typename Record>
+void guarded(Record&& record) {
   try {
+    record();
+  } catch (...) {
+    // Out of memory: the call is not recorded; the program goes on.
+  }
+}
+
+void set_options(PyObject* skip_prefix) {
+  TracerState& state = tracer_state();
+  state.skip_prefix = PyUnicode_AsUTF8(skip_prefix);
+  state.category = global_strings().intern("python_function");
+}
+
+#if PY_VERSION_HEX >= 0x030C0000
+// Python 3.12+: sys.monitoring callbacks (C functions, so CPython calls them without creating a
+// frame object). Events are process-wide; each callback first checks that its thread traces.
+// The events and their pairing are those CPython's own setprofile emulation uses.
+
+thread_local bool tls_tracing = false;
+int g_tool_id = -1;
+int g_tracing_threads = 0;  // under the GIL
+
+StringId code_name_or_skip(PyObject* code) {
+  return PyCode_Check(code) ? code_name(reinterpret_cast<PyCodeObject*>(code)) : kNotTraced;
+}
+
+bool is_builtin(PyObject* callable) {
+  return PyCFunction_Check(callable) || Py_IS_TYPE(callable, &PyMethodDescr_Type);
+}
+
+// PY_START, PY_RESUME, PY_THROW (code, offset, ...)
+PyObject* on_python_start(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (tls_tracing && nargs >= 1) guarded([&] { begin_call(code_name_or_skip(args[0])); });
+  Py_RETURN_NONE;
+}
+
+// PY_RETURN, PY_YIELD, PY_UNWIND (code, offset, value)
+PyObject* on_python_end(PyObject*, PyObject* const*, Py_ssize_t) {
+  if (tls_tracing) end_call();
+  Py_RETURN_NONE;
+}
+
+// CALL (code, offset, callable, arg0)
+PyObject* on_call(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (tls_tracing && nargs >= 3 && is_builtin(args[2])) {
+    guarded([&] { begin_call(builtin_call_name(code_name_or_skip(args[0]), args[2])); });
+  }
+  Py_RETURN_NONE;
+}
+
+// C_RETURN, C_RAISE (code, offset, callable, arg0)
+PyObject* on_builtin_end(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (tls_tracing && nargs >= 3 && is_builtin(args[2])) end_call();
+  Py_RETURN_NONE;
+}
+
+PyMethodDef monitoring_callbacks[] = {
+    {"on_python_start", as_cfunction(on_python_start), METH_FASTCALL, nullptr},
+    {"on_python_end", as_cfunction(on_python_end), METH_FASTCALL, nullptr},
+    {"on_call", as_cfunction(on_call), METH_FASTCALL, nullptr},
+    {"on_builtin_end", as_cfunction(on_builtin_end), METH_FASTCALL, nullptr},
+};
+
+// Calls sys.monitoring.<function>(*args); a new reference, or null with an exception set.
+template <typename... Args>
+PyObject* call_monitoring(const char* function, const char* format, Args... args) {
+  PyObject* monitoring = PySys_GetObject("monitoring");  // borrowed
+  if (!monitoring) {
+    PyErr_SetString(PyExc_RuntimeError, "sys.monitoring is missing");
+    return nullptr;
+  }
+  return PyObject_CallMethod(monitoring, function, format, args...);
+}
+
+bool call_monitoring_ok(PyObject* result) {
+  Py_XDECREF(result);
+  return result != nullptr;
+}
+
+long monitoring_constant(const char* group, const char* name) {
+  PyObject* monitoring = PySys_GetObject("monitoring");
+  PyObject* holder = monitoring ? PyObject_GetAttrString(monitoring, group) : nullptr;
+  PyObject* value = holder ? PyObject_GetAttrString(holder, name) : nullptr;
+  const long number = value ? PyLong_AsLong(value) : -1;
+  Py_XDECREF(value);
+  Py_XDECREF(holder);
+  return number;
+}
+
+// Claims a free tool id and registers the callbacks; false, with no exception, when every id
+// is taken. The unassigned ids come first so cProfile (PROFILER_ID) can start beside perfprof.
+bool acquire_tool() {
+  if (g_tool_id >= 0) return true;
+  for (int id : {3, 4, 2}) {
+    PyObject* owner = call_monitoring("get_tool", "i", id);
+    if (!owner) return false;
+    const bool free = owner == Py_None;
+    Py_DECREF(owner);
+    if (!free) continue;
+    if (!call_monitoring_ok(call_monitoring("use_tool_id", "is", id, "perfprof"))) return false;
+    g_tool_id = id;
+    break;
+  }
+  if (g_tool_id < 0) return false;
+  const std::pair<const char*, PyMethodDef*> callbacks[] = {
+      {"PY_START", &monitoring_callbacks[0]}, {"PY_RESUME", &monitoring_callbacks[0]},
+      {"PY_THROW", &monitoring_callbacks[0]}, {"PY_RETURN", &monitoring_callbacks[1]},
+      {"PY_YIELD", &monitoring_callbacks[1]}, {"PY_UNWIND", &monitoring_callbacks[1]},
+      {"CALL", &monitoring_callbacks[2]},     {"C_RETURN", &monitoring_callbacks[3]},
+      {"C_RAISE", &monitoring_callbacks[3]},
+  };
+  for (const auto& [event, definition] : callbacks) {
+    PyObject* callback = PyCFunction_New(definition, nullptr);
+    const long event_bit = monitoring_constant("events", event);
+    const bool ok = callback && event_bit > 0 &&
+                    call_monitoring_ok(call_monitoring("register_callback", "ilO", g_tool_id, event_bit, callback));
+    Py_XDECREF(callback);
+    if (!ok) return false;
+  }
+  return true;
+}
+
+bool set_events(bool on) {
+  long mask = 0;
+  if (on) {
+    for (const char* event : {"PY_START", "PY_RESUME", "PY_THROW", "PY_RETURN", "PY_YIELD", "PY_UNWIND",
+                              "CALL", "C_RETURN", "C_RAISE"}) {
+      mask |= monitoring_constant("events", event);
+    }
+  }
+  return call_monitoring_ok(call_monitoring("set_events", "il", g_tool_id, mask));
+}
+
+PyObject* install(PyObject* skip_prefix) {
+  if (tls_tracing) Py_RETURN_TRUE;
+  if (!acquire_tool()) {
+    if (PyErr_Occurred()) return nullptr;
+    Py_RETURN_FALSE;  // every tool id is in use
+  }
+  set_options(skip_prefix);
+  if (g_tracing_threads == 0 && !set_events(true)) return nullptr;
+  ++g_tracing_threads;
+  open_calls().clear();
+  tls_tracing = true;
+  Py_RETURN_TRUE;
+}
+
+// The last thread to stop gives the tool id back.
+bool release_tool() {
+  const int id = g_tool_id;
+  g_tool_id = -1;
+  return call_monitoring_ok(call_monitoring("free_tool_id", "i", id));
+}
+
+PyObject* uninstall() {
+  if (!tls_tracing) Py_RETURN_NONE;
+  tls_tracing = false;
+  open_calls().clear();
+  if (--g_tracing_threads == 0 && !(set_events(false) && release_tool())) return nullptr;
+  Py_RETURN_NONE;
+}
+
+#else
+// Python 3.10 and 3.11: a profile hook per thread (PyEval_SetProfile).
+
+StringId frame_name(PyFrameObject* frame) {
+  PyCodeObject* code = PyFrame_GetCode(frame);
+  const StringId name = code_name(code);
+  Py_DECREF(code);
+  return name;
+}
+
+
+int profile_hook(PyObject*, PyFrameObject* frame, int what, PyObject* arg) {
+  guarded([&] {
     switch (what) {
       case PyTrace_CALL: begin_call(frame_name(frame)); break;
-      case PyTrace_C_CALL:  // built-ins called by perfprof's own code are not traced either
-        begin_call(frame_name(frame) == kNotTraced ? kNotTraced : builtin_name(arg));
-        break;
+      case PyTrace_C_CALL: begin_call(builtin_call_name(frame_name(frame), arg)); break;
       case PyTrace_RETURN:
       case PyTrace_C_RETURN:
       case PyTrace_C_EXCEPTION: end_call(); break;
       default: break;
     }
-  } catch (...) {
-    // Out of memory: the call is not recorded; the program goes on.
-  }
+  });
   return 0;
 }
 
 bool hook_installed_here() { return PyThreadState_Get()->c_profilefunc == profile_hook; }
 
-PyObject* python_tracer_install(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
-  if (nargs != 1 || !PyUnicode_Check(args[0])) {
-    PyErr_SetString(PyExc_TypeError, "python_tracer_install(skip_prefix: str)");
-    return nullptr;
-  }
-  const char* prefix = PyUnicode_AsUTF8(args[0]);
-  if (!prefix) return nullptr;
+PyObject* install(PyObject* skip_prefix) {
   PyThreadState* thread = PyThreadState_Get();
   if (thread->c_profilefunc != nullptr && !hook_installed_here()) Py_RETURN_FALSE;  // cProfile & co
-  TracerState& state = tracer_state();
-  state.skip_prefix = prefix;
-  state.category = global_strings().intern("python_function");
+  set_options(skip_prefix);
   if (!hook_installed_here()) {
     open_calls().clear();
     PyEval_SetProfile(profile_hook, nullptr);
@@ -134,19 +307,32 @@ PyObject* python_tracer_install(PyObject*, PyObject* const* args, Py_ssize_t nar
   Py_RETURN_TRUE;
 }
 
-PyObject* python_tracer_uninstall(PyObject*, PyObject* const*, Py_ssize_t) {
+PyObject* uninstall() {
   if (hook_installed_here()) {
     PyEval_SetProfile(nullptr, nullptr);
     open_calls().clear();
   }
   Py_RETURN_NONE;
 }
+#endif
+
+PyObject* python_tracer_install(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs != 1 || !PyUnicode_Check(args[0])) {
+    PyErr_SetString(PyExc_TypeError, "python_tracer_install(skip_prefix: str)");
+    return nullptr;
+  }
+  if (!PyUnicode_AsUTF8(args[0])) return nullptr;
+  return install(args[0]);
+}
+
+PyObject* python_tracer_uninstall(PyObject*, PyObject* const*, Py_ssize_t) { return uninstall(); }
 
 PyMethodDef tracer_methods[] = {
     {"python_tracer_install", as_cfunction(python_tracer_install), METH_FASTCALL,
      "python_tracer_install(skip_prefix)\n--\n\n"
      "Trace Python calls on the calling thread (recorded while the Python channel is on).\n"
-     "Returns False, installing nothing, when another profile hook (e.g. cProfile) is set."},
+     "Returns False, installing nothing, when another profile hook (e.g. cProfile) is set\n"
+     "(Python < 3.12), or when every sys.monitoring tool id is taken (3.12+)."},
     {"python_tracer_uninstall", as_cfunction(python_tracer_uninstall), METH_FASTCALL,
      "python_tracer_uninstall()\n--\n\nRemove perfprof's hook from the calling thread."},
     {nullptr, nullptr, 0, nullptr},

@@ -1,6 +1,6 @@
 #pragma once
-// with_stack: Python function calls and returns recorded by a C-level profile hook straight into
-// the calling thread's buffer, as `python_function` ranges named like torch.profiler's
+// with_stack: Python function calls and returns recorded by C callbacks straight into the
+// calling thread's buffer (sys.monitoring on Python 3.12+, a per-thread profile hook before), as `python_function` ranges named like torch.profiler's
 // ("path/to/file.py(12): step", "<built-in method relu of type object>"). No Python object is
 // kept per event: names are interned once per code object / built-in.
 #include <Python.h>

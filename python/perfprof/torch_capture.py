@@ -53,6 +53,7 @@ class _ThreadState(threading.local):
     def __init__(self) -> None:
         self.options: Optional[CaptureOptions] = None  # capturing on this thread
         self.torch_state: Optional[str] = None  # the ProfilerState name switched on here
+        self.module_wrapper_used = False
 
 
 _thread = _ThreadState()
@@ -84,14 +85,17 @@ def _install_stubs() -> bool:
 
 
 def start_thread(options: CaptureOptions) -> None:
-    """Start capturing on the calling thread with `options` (no-op if torch is not imported)."""
-    if not torch_loaded() or _thread.options is not None:
+    """Start capturing on the calling thread with `options`: operators and modules once the
+    script has imported torch, Python calls in any case."""
+    if _thread.options is not None:
         return
     _thread.options = options
-    if _install_stubs():
-        _thread.torch_state = _enable_torch_state(options)
-    if options.with_modules:
-        _use_module_call_wrapper()
+    if torch_loaded():
+        if _install_stubs():
+            _thread.torch_state = _enable_torch_state(options)
+        if options.with_modules:
+            _use_module_call_wrapper()
+            _thread.module_wrapper_used = True
     if options.with_stack and not _core.python_tracer_install(_PACKAGE_DIR):
         warn_once("python-tracer", "perfprof: with_stack: another profile hook (sys.setprofile, cProfile) is "
                   "active on this thread; Python calls are not captured")
@@ -106,8 +110,9 @@ def stop_thread() -> None:
     if _thread.torch_state is not None:
         _disable_torch_state(_thread.torch_state)
         _thread.torch_state = None
-    if options.with_modules:
+    if _thread.module_wrapper_used:
         _release_module_call_wrapper()
+        _thread.module_wrapper_used = False
     if options.with_stack:
         _core.python_tracer_uninstall()
 
