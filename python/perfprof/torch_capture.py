@@ -1,4 +1,4 @@
-"""Host-side capture for PyTorch scripts: operators, module forwards and Python calls.
+"""Host-side capture: PyTorch operators and module calls, and Python calls.
 
 Operators come from torch's own RecordFunction observers, the ones behind
 ``torch.autograd.profiler.emit_itt`` / ``emit_nvtx``. perfprof registers its C++ stubs as the
@@ -17,8 +17,8 @@ dtypes, strides and scalar argument values. Its operators are moved into the rec
 thread stops (``_core.import_torch_events``). That state is process-wide inside torch (libkineto),
 so one thread at a time may use it, and never while a torch.profiler session runs.
 
-Python calls (``with_stack``) come from a C-level profile hook on the capturing threads
-(``csrc/bindings/python_tracer.cpp``). Module calls (``with_modules``) come from a wrapper put in
+Python calls (``with_stack``) come from C callbacks on the capturing threads, with or without
+torch (``csrc/bindings/python_tracer.cpp``: sys.monitoring on 3.12+, a profile hook before). Module calls (``with_modules``) come from a wrapper put in
 place of ``torch.nn.Module.__call__`` while some thread captures them; it costs one Python call
 per module call. The alternatives cost more per *operator*: any global module hook sends every
 module call down torch's slower hook-running path, and a profile hook runs on every Python call.
