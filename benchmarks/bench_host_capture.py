@@ -8,10 +8,10 @@ torch.profiler and under perfprof with matching options, in one process:
   +shapes        record_shapes=True
   +stack         with_stack=True
   +modules       with_modules=True
-The rounds interleave the variants so drift hits all alike; each figure is the median over the
-rounds of the time per step minus the un-profiled time per step, divided by the number of aten
-operators per step (counted from torch.profiler's events). Ratio = torch / perfprof (> 1: perfprof
-adds less).
+The rounds interleave the variants so drift hits all alike, and alternate which profiler runs
+first; each figure is the median over the rounds of the time per step minus the un-profiled time
+per step, divided by the number of aten operators per step (counted from torch.profiler's
+events). Ratio = torch / perfprof (> 1: perfprof adds less).
 
 Part 2 compares Python call tracing with VizTracer (``pip install viztracer``) on a function-call
 heavy workload (recursive calls, no torch): added ns per Python call, VizTracer / perfprof.
@@ -83,11 +83,13 @@ def training_loop_overhead(steps: int, rounds: int) -> None:
         step()
     ops = aten_ops_per_step(step)
     samples: Dict[str, List[float]] = {"base": []}
-    for _ in range(rounds):
+    profilers = [("torch", under_torch), ("perfprof", under_perfprof)]
+    for round_index in range(rounds):
         samples["base"].append(seconds_per_step(step, steps))
         for name, options in OPTION_SETS.items():
-            samples.setdefault(f"torch {name}", []).append(under_torch(step, steps, options))
-            samples.setdefault(f"perfprof {name}", []).append(under_perfprof(step, steps, options))
+            # Who runs first alternates: the second run inherits the heap the first one left.
+            for profiler, run in profilers[::1 if round_index % 2 == 0 else -1]:
+                samples.setdefault(f"{profiler} {name}", []).append(run(step, steps, options))
     base = statistics.median(samples["base"])
     print(f"training loop: {ops} aten ops/step, un-profiled {base * 1e6:.1f} us/step "
           f"(median of {rounds} rounds x {steps} steps)")

@@ -9,6 +9,7 @@
 
 #include "bindings/fast_calls.h"
 #include "bindings/gc_monitor.h"
+#include "bindings/module_calls.h"
 #include "bindings/python_tracer.h"
 #include "bindings/torch_results.h"
 #include "analysis/key_averages.h"
@@ -344,5 +345,6 @@ PYBIND11_MODULE(_core, m) {
   "Route torch's ITT/NVTX operator ranges to the recorder; returns why not, or ''.");
 
   add_torch_results(m);
-  if (!add_fast_calls(m.ptr()) || !add_python_tracer(m.ptr()) || !add_gc_monitor(m.ptr())) throw py::error_already_set();
+  if (!add_fast_calls(m.ptr()) || !add_python_tracer(m.ptr()) || !add_gc_monitor(m.ptr()) ||
+      !add_module_calls(m.ptr())) throw py::error_already_set();
 }

@@ -18,9 +18,9 @@ thread stops (``_core.import_torch_events``). That state is process-wide inside 
 so one thread at a time may use it, and never while a torch.profiler session runs.
 
 Python calls (``with_stack``) come from C callbacks on the capturing threads, with or without
-torch (``csrc/bindings/python_tracer.cpp``: sys.monitoring on 3.12+, a profile hook before). Module calls (``with_modules``) come from a wrapper put in
-place of ``torch.nn.Module.__call__`` while some thread captures them; it costs one Python call
-per module call. The alternatives cost more per *operator*: any global module hook sends every
+torch (``csrc/bindings/python_tracer.cpp``: sys.monitoring on 3.12+, a profile hook before). Module calls (``with_modules``) come from a C wrapper put in
+place of ``torch.nn.Module.__call__`` while some thread captures them
+(``csrc/bindings/module_calls.cpp``). The alternatives cost more per *operator*: any global module hook sends every
 module call down torch's slower hook-running path, and a profile hook runs on every Python call.
 """
 from __future__ import annotations
@@ -28,15 +28,13 @@ from __future__ import annotations
 import os
 import sys
 import threading
-import weakref
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Optional
+from typing import Optional
 
 from . import _core
 from ._logging import warn_once
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
-_MODULE_CATEGORY = "python_function"
 
 
 @dataclass(frozen=True)
@@ -61,9 +59,7 @@ _lock = threading.Lock()
 _stubs_error: Optional[str] = None  # None: not tried yet
 _kineto_thread: Optional[int] = None  # the thread using torch's own profiler state
 _module_call_users = 0
-_replaced_module_call: Callable[..., Any]  # Module.__call__ before perfprof's wrapper
-_module_names: "weakref.WeakKeyDictionary[Any, str]" = weakref.WeakKeyDictionary()
-_module_counts: Dict[str, int] = {}
+_module_call_wrapper: Optional[_core.ModuleCallWrapper] = None
 
 
 def torch_loaded() -> bool:
@@ -96,6 +92,7 @@ def start_thread(options: CaptureOptions) -> None:
         if options.with_modules:
             _use_module_call_wrapper()
             _thread.module_wrapper_used = True
+            _core.module_calls_capture(True)
     if options.with_stack and not _core.python_tracer_install(_PACKAGE_DIR):
         warn_once("python-tracer", "perfprof: with_stack: another profile hook (sys.setprofile, cProfile) is "
                   "active on this thread; Python calls are not captured")
@@ -111,6 +108,7 @@ def stop_thread() -> None:
         _disable_torch_state(_thread.torch_state)
         _thread.torch_state = None
     if _thread.module_wrapper_used:
+        _core.module_calls_capture(False)
         _release_module_call_wrapper()
         _thread.module_wrapper_used = False
     if options.with_stack:
@@ -123,8 +121,7 @@ def capturing_here() -> bool:
 
 def reset_module_names() -> None:
     """Module instance numbers (``Linear_0``, ``Linear_1``) restart with each profiler."""
-    _module_names.clear()
-    _module_counts.clear()
+    _core.module_calls_reset_names()
 
 
 # -- torch's observer state -----------------------------------------------------------------------
@@ -200,14 +197,14 @@ def _disable_torch_state(state: str) -> None:
 # -- module calls ---------------------------------------------------------------------------------
 
 def _use_module_call_wrapper() -> None:
-    global _module_call_users, _replaced_module_call
+    global _module_call_users, _module_call_wrapper
     from torch.nn import Module
 
     with _lock:
         _module_call_users += 1
-        if Module.__dict__.get("__call__") is not _profiled_module_call:
-            _replaced_module_call = Module.__call__
-            Module.__call__ = _profiled_module_call
+        if _module_call_wrapper is None or Module.__dict__.get("__call__") is not _module_call_wrapper:
+            _module_call_wrapper = _core.ModuleCallWrapper(Module.__call__)
+            Module.__call__ = _module_call_wrapper
 
 
 def _release_module_call_wrapper() -> None:
@@ -217,29 +214,6 @@ def _release_module_call_wrapper() -> None:
     with _lock:
         _module_call_users -= 1
         # Restored only if nobody replaced it after perfprof; otherwise the wrapper stays and just
-        # calls through (it records nothing on threads that do not capture modules). The replaced
-        # function is kept: calls already inside the wrapper on other threads still need it.
-        if _module_call_users == 0 and Module.__dict__.get("__call__") is _profiled_module_call:
-            Module.__call__ = _replaced_module_call
-
-
-def _module_name(module: Any) -> str:
-    name = _module_names.get(module)
-    if name is None:
-        kind = type(module).__name__
-        index = _module_counts.get(kind, 0)
-        _module_counts[kind] = index + 1
-        name = f"nn.Module: {kind}_{index}"
-        _module_names[module] = name
-    return name
-
-
-def _profiled_module_call(self: Any, *args: Any, **kwargs: Any) -> Any:
-    options = _thread.options
-    if options is None or not options.with_modules:
-        return _replaced_module_call(self, *args, **kwargs)
-    range_id = _core.range_begin(_module_name(self), _MODULE_CATEGORY, _core.CHANNEL_OPERATORS)
-    try:
-        return _replaced_module_call(self, *args, **kwargs)
-    finally:
-        _core.range_end(range_id)
+        # calls through (it records nothing on threads that do not capture modules).
+        if _module_call_users == 0 and Module.__dict__.get("__call__") is _module_call_wrapper:
+            Module.__call__ = _module_call_wrapper.replaced

@@ -267,6 +267,28 @@ def test_cuda_builds_without_gpu_collection_keep_cupti_free(tmp_path, monkeypatc
     assert "Input type" not in addmm["args"]
 
 
+class Failing(nn.Module):
+    def forward(self, x):
+        raise ValueError("from forward")
+
+
+def test_module_calls_keep_python_semantics_while_wrapped(tmp_path):
+    linear = nn.Linear(4, 4)
+    x = torch.randn(2, 4)
+    with perfprof.profile(activities=[ProfilerActivity.CPU], with_modules=True) as prof:
+        assert torch.equal(linear.__call__(x), linear(x))  # the attribute still binds
+        with pytest.raises(ValueError, match="from forward"):
+            Failing()(x)
+        linear(x)
+    path = tmp_path / "t.json"
+    prof.export_chrome_trace(str(path))
+    trace = load_trace(str(path))
+    assert_slices_nest(trace)
+    modules = Counter(e["name"] for e in trace["traceEvents"] if e.get("name", "").startswith("nn.Module: "))
+    assert modules == Counter({"nn.Module: Linear_0": 3, "nn.Module: Failing_0": 1})
+    assert prof.trace.stats["unfinished_ranges"] == 0
+
+
 def test_module_call_wrapper_is_removed_after_profiling():
     original = nn.Module.__call__
     step = mlp_adam()

@@ -1,0 +1,195 @@
+#include "bindings/module_calls.h"
+
+#include <structmember.h>
+
+#include <cstddef>
+#include <string>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "bindings/c_function.h"
+#include "record/recorder.h"
+
+namespace perfprof::bindings {
+namespace {
+
+// A module seen by the wrapper: the weak reference tells whether the address still holds it.
+struct ModuleName {
+  PyObject* weakref = nullptr;  // owned; null when the module takes no weak references
+  StringId name = kEmptyString;
+};
+
+// Valid under the GIL, which every module call holds.
+struct Names {
+  std::unordered_map<PyObject*, ModuleName> by_module;
+  std::unordered_map<std::string, int> per_class;
+};
+
+Names& names() {
+  static Names& state = *new Names();  // never destroyed: module calls may run at exit
+  return state;
+}
+
+thread_local bool tls_capture = false;
+
+std::string class_name(PyObject* module) {
+  PyObject* name = PyObject_GetAttrString(reinterpret_cast<PyObject*>(Py_TYPE(module)), "__name__");
+  const char* text = name ? PyUnicode_AsUTF8(name) : nullptr;
+  std::string result = text ? text : Py_TYPE(module)->tp_name;
+  Py_XDECREF(name);
+  PyErr_Clear();
+  return result;
+}
+
+bool still_refers_to(PyObject* weakref, PyObject* object) {
+  if (weakref == nullptr) return false;
+#if PY_VERSION_HEX >= 0x030D0000
+  PyObject* target = nullptr;
+  if (PyWeakref_GetRef(weakref, &target) < 0) PyErr_Clear();
+  Py_XDECREF(target);  // only compared, never used
+  return target == object;
+#else
+  return PyWeakref_GetObject(weakref) == object;
+#endif
+}
+
+// torch.profiler's name for a module: its class and the order in which this profiler first saw
+// an instance of that class.
+StringId module_name(PyObject* module) {
+  Names& state = names();
+  if (auto it = state.by_module.find(module); it != state.by_module.end()) {
+    if (still_refers_to(it->second.weakref, module)) return it->second.name;
+    Py_XDECREF(it->second.weakref);  // a new object at the address of a freed module
+    state.by_module.erase(it);
+  }
+  const std::string kind = class_name(module);
+  const StringId name = global_strings().intern(fmt::format("nn.Module: {}_{}", kind, state.per_class[kind]++));
+  PyObject* weakref = PyWeakref_NewRef(module, nullptr);
+  if (!weakref) PyErr_Clear();
+  state.by_module.emplace(module, ModuleName{weakref, name});
+  return name;
+}
+
+struct WrapperObject {
+  PyObject_HEAD
+  PyObject* replaced;  // the __call__ this wrapper stands in for
+  vectorcallfunc vectorcall;
+};
+
+// Begins the module's range, or returns 0 when nothing is recorded.
+uint64_t begin_module_range(PyObject* module) {
+  Recorder& recorder = Recorder::instance();
+  if (!recorder.enabled(kChannelOperators)) return 0;
+  static const StringId category = global_strings().intern("python_function");
+  try {
+    const uint64_t id = Recorder::next_range_id();
+    recorder.begin_range(id, module_name(module), category, kEmptyString);
+    return id;
+  } catch (...) {
+    return 0;  // out of memory: this call is not recorded; the program goes on
+  }
+}
+
+PyObject* wrapper_vectorcall(PyObject* callable, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
+  PyObject* replaced = reinterpret_cast<WrapperObject*>(callable)->replaced;
+  if (!tls_capture || PyVectorcall_NARGS(nargsf) < 1) return PyObject_Vectorcall(replaced, args, nargsf, kwnames);
+  const uint64_t id = begin_module_range(args[0]);
+  PyObject* result = PyObject_Vectorcall(replaced, args, nargsf, kwnames);
+  if (id != 0) Recorder::instance().end_range(id);
+  return result;
+}
+
+PyObject* wrapper_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
+  PyObject* replaced = nullptr;
+  static const char* keywords[] = {"replaced", nullptr};
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O:ModuleCallWrapper", const_cast<char**>(keywords), &replaced)) {
+    return nullptr;
+  }
+  if (!PyCallable_Check(replaced)) {
+    PyErr_SetString(PyExc_TypeError, "ModuleCallWrapper: 'replaced' must be callable");
+    return nullptr;
+  }
+  auto* self = reinterpret_cast<WrapperObject*>(type->tp_alloc(type, 0));
+  if (!self) return nullptr;
+  Py_INCREF(replaced);
+  self->replaced = replaced;
+  self->vectorcall = wrapper_vectorcall;
+  return reinterpret_cast<PyObject*>(self);
+}
+
+void wrapper_dealloc(PyObject* self) {
+  PyTypeObject* type = Py_TYPE(self);
+  Py_XDECREF(reinterpret_cast<WrapperObject*>(self)->replaced);
+  type->tp_free(self);
+  Py_DECREF(type);
+}
+
+// `module.__call__` read as an attribute: a bound method, as for a function.
+PyObject* wrapper_get(PyObject* self, PyObject* instance, PyObject*) {
+  if (instance == nullptr || instance == Py_None) return Py_NewRef(self);
+  return PyMethod_New(self, instance);
+}
+
+PyObject* module_calls_capture(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs != 1 || !PyBool_Check(args[0])) {
+    PyErr_SetString(PyExc_TypeError, "module_calls_capture(on: bool)");
+    return nullptr;
+  }
+  tls_capture = args[0] == Py_True;
+  Py_RETURN_NONE;
+}
+
+PyObject* module_calls_reset_names(PyObject*, PyObject* const*, Py_ssize_t) {
+  Names& state = names();
+  for (auto& [module, entry] : state.by_module) Py_XDECREF(entry.weakref);
+  state.by_module.clear();
+  state.per_class.clear();
+  Py_RETURN_NONE;
+}
+
+PyMemberDef wrapper_members[] = {
+    {"replaced", T_OBJECT, offsetof(WrapperObject, replaced), READONLY, "The __call__ this wrapper calls."},
+    {"__vectorcalloffset__", T_PYSSIZET, offsetof(WrapperObject, vectorcall), READONLY, nullptr},
+    {nullptr, 0, 0, 0, nullptr},
+};
+
+PyType_Slot wrapper_slots[] = {
+    {Py_tp_doc, const_cast<char*>("ModuleCallWrapper(replaced)\n--\n\n"
+                                  "Stands in for torch.nn.Module.__call__: records module ranges on "
+                                  "threads that capture them, then calls `replaced`.")},
+    {Py_tp_new, reinterpret_cast<void*>(wrapper_new)},
+    {Py_tp_dealloc, reinterpret_cast<void*>(wrapper_dealloc)},
+    {Py_tp_descr_get, reinterpret_cast<void*>(wrapper_get)},
+    {Py_tp_call, reinterpret_cast<void*>(PyVectorcall_Call)},
+    {Py_tp_members, wrapper_members},
+    {0, nullptr},
+};
+
+PyType_Spec wrapper_spec = {
+    "perfprof._core.ModuleCallWrapper", sizeof(WrapperObject), 0,
+    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_METHOD_DESCRIPTOR, wrapper_slots,
+};
+
+PyMethodDef module_call_methods[] = {
+    {"module_calls_capture", as_cfunction(module_calls_capture), METH_FASTCALL,
+     "module_calls_capture(on)\n--\n\nWhether ModuleCallWrapper records module ranges on the calling thread."},
+    {"module_calls_reset_names", as_cfunction(module_calls_reset_names), METH_FASTCALL,
+     "module_calls_reset_names()\n--\n\nNumber module instances from 0 again (a new profiler)."},
+    {nullptr, nullptr, 0, nullptr},
+};
+
+}  // namespace
+
+bool add_module_calls(PyObject* module) {
+  if (PyModule_AddFunctions(module, module_call_methods) != 0) return false;
+  PyObject* type = PyType_FromSpec(&wrapper_spec);
+  if (!type) return false;
+  if (PyModule_AddObject(module, "ModuleCallWrapper", type) != 0) {
+    Py_DECREF(type);
+    return false;
+  }
+  return true;
+}
+
+}  // namespace perfprof::bindings
