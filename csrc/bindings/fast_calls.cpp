@@ -297,15 +297,10 @@ bool begin_user_annotation(PyObject* name, PyObject* args, uint64_t* id) {
   return true;
 }
 
-// Ends a range begun while recording (id != 0), unless recording has stopped since.
-inline void end_recorded_range(uint64_t id) {
-  if (id != 0 && Recorder::instance().channels() != 0) Recorder::instance().end_range(id);
-}
-
 inline void end_user_annotation(uint64_t id) {
   if (id == 0) return;
   ActivityCollector::pop_host_range();
-  end_recorded_range(id);
+  Recorder::instance().end_recorded_range(id);
 }
 
 // The one argument of the *_end(range_id) functions.
@@ -334,33 +329,6 @@ PyObject* annotation_end(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   uint64_t id = 0;
   if (!read_single_range_id("annotation_end", args, nargs, &id)) return nullptr;
   end_user_annotation(id);
-  Py_RETURN_NONE;
-}
-
-// range_begin(name, category, channel): a host range recorded when `channel` is on, for the
-// ranges perfprof's own hooks open (module forwards, garbage collections).
-PyObject* range_begin(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
-  if (nargs != 3 || !PyUnicode_Check(args[0]) || !PyUnicode_Check(args[1]) || !PyLong_Check(args[2])) {
-    PyErr_SetString(PyExc_TypeError, "range_begin(name: str, category: str, channel: int)");
-    return nullptr;
-  }
-  const unsigned long channel = PyLong_AsUnsignedLong(args[2]);
-  if (channel == static_cast<unsigned long>(-1) && PyErr_Occurred()) return nullptr;
-  Recorder& recorder = Recorder::instance();
-  if (!recorder.enabled(static_cast<uint32_t>(channel))) return PyLong_FromLong(0);
-  StringId name = 0;
-  StringId category = 0;
-  if (!intern(args[0], &name) || !intern(args[1], &category)) return nullptr;
-  ensure_thread_named();
-  const uint64_t id = Recorder::next_range_id();
-  recorder.begin_range(id, name, category, kEmptyString);
-  return PyLong_FromUnsignedLongLong(id);
-}
-
-PyObject* range_end(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
-  uint64_t id = 0;
-  if (!read_single_range_id("range_end", args, nargs, &id)) return nullptr;
-  end_recorded_range(id);
   Py_RETURN_NONE;
 }
 
@@ -492,11 +460,6 @@ PyMethodDef annotation_methods[] = {
      "Begin a user-annotation range; returns its id (0 when not recording)."},
     {"annotation_end", as_cfunction(annotation_end), METH_FASTCALL,
      "annotation_end(range_id)\n--\n\nEnd a range returned by annotation_begin."},
-    {"range_begin", as_cfunction(range_begin), METH_FASTCALL,
-     "range_begin(name, category, channel)\n--\n\n"
-     "Begin a host range recorded when `channel` is on; returns its id (0 when not recorded)."},
-    {"range_end", as_cfunction(range_end), METH_FASTCALL,
-     "range_end(range_id)\n--\n\nEnd a range returned by range_begin."},
     {"record_counter", as_cfunction(record_counter), METH_FASTCALL,
      "record_counter(name, value)\n--\n\nRecord a counter sample (when counters are recorded)."},
     {nullptr, nullptr, 0, nullptr},

@@ -96,7 +96,7 @@ PyObject* wrapper_vectorcall(PyObject* callable, PyObject* const* args, size_t n
   if (!tls_capture || PyVectorcall_NARGS(nargsf) < 1) return PyObject_Vectorcall(replaced, args, nargsf, kwnames);
   const uint64_t id = begin_module_range(args[0]);
   PyObject* result = PyObject_Vectorcall(replaced, args, nargsf, kwnames);
-  if (id != 0) Recorder::instance().end_range(id);
+  Recorder::instance().end_recorded_range(id);
   return result;
 }
 

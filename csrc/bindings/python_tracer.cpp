@@ -97,7 +97,7 @@ void end_call() {
   if (ids.empty()) return;  // a function entered before the hook was installed
   const uint64_t id = ids.back();
   ids.pop_back();
-  if (id != 0 && Recorder::instance().channels() != 0) Recorder::instance().end_range(id);
+  Recorder::instance().end_recorded_range(id);
 }
 
 // Built-ins called by perfprof's own code are not traced either.
@@ -196,48 +196,67 @@ long monitoring_constant(const char* group, const char* name) {
   return number;
 }
 
-// Claims a free tool id and registers the callbacks; false, with no exception, when every id
-// is taken. The unassigned ids come first so cProfile (PROFILER_ID) can start beside perfprof.
-bool acquire_tool() {
-  if (g_tool_id >= 0) return true;
+// Each event perfprof listens to, with its callback.
+const std::pair<const char*, PyMethodDef*> kEventCallbacks[] = {
+    {"PY_START", &monitoring_callbacks[0]}, {"PY_RESUME", &monitoring_callbacks[0]},
+    {"PY_THROW", &monitoring_callbacks[0]}, {"PY_RETURN", &monitoring_callbacks[1]},
+    {"PY_YIELD", &monitoring_callbacks[1]}, {"PY_UNWIND", &monitoring_callbacks[1]},
+    {"CALL", &monitoring_callbacks[2]},     {"C_RETURN", &monitoring_callbacks[3]},
+    {"C_RAISE", &monitoring_callbacks[3]},
+};
+long g_event_mask = 0;  // the events above, as sys.monitoring numbers them
+
+// Claims a free tool id; -1, with no exception, when every id is taken. The unassigned ids come
+// first so cProfile (PROFILER_ID) can start beside perfprof.
+int claim_tool_id() {
   for (int id : {3, 4, 2}) {
     PyObject* owner = call_monitoring("get_tool", "i", id);
-    if (!owner) return false;
+    if (!owner) return -1;
     const bool free = owner == Py_None;
     Py_DECREF(owner);
-    if (!free) continue;
-    if (!call_monitoring_ok(call_monitoring("use_tool_id", "is", id, "perfprof"))) return false;
-    g_tool_id = id;
-    break;
+    if (free) return call_monitoring_ok(call_monitoring("use_tool_id", "is", id, "perfprof")) ? id : -1;
   }
-  if (g_tool_id < 0) return false;
-  const std::pair<const char*, PyMethodDef*> callbacks[] = {
-      {"PY_START", &monitoring_callbacks[0]}, {"PY_RESUME", &monitoring_callbacks[0]},
-      {"PY_THROW", &monitoring_callbacks[0]}, {"PY_RETURN", &monitoring_callbacks[1]},
-      {"PY_YIELD", &monitoring_callbacks[1]}, {"PY_UNWIND", &monitoring_callbacks[1]},
-      {"CALL", &monitoring_callbacks[2]},     {"C_RETURN", &monitoring_callbacks[3]},
-      {"C_RAISE", &monitoring_callbacks[3]},
-  };
-  for (const auto& [event, definition] : callbacks) {
-    PyObject* callback = PyCFunction_New(definition, nullptr);
+  return -1;
+}
+
+bool register_callbacks(int tool_id) {
+  g_event_mask = 0;
+  for (const auto& [event, definition] : kEventCallbacks) {
     const long event_bit = monitoring_constant("events", event);
-    const bool ok = callback && event_bit > 0 &&
-                    call_monitoring_ok(call_monitoring("register_callback", "ilO", g_tool_id, event_bit, callback));
+    if (event_bit <= 0) return false;
+    PyObject* callback = PyCFunction_New(definition, nullptr);
+    const bool ok = callback &&
+                    call_monitoring_ok(call_monitoring("register_callback", "ilO", tool_id, event_bit, callback));
     Py_XDECREF(callback);
     if (!ok) return false;
+    g_event_mask |= event_bit;
   }
   return true;
 }
 
+// The last thread to stop gives the tool id back.
+bool release_tool() {
+  const int id = g_tool_id;
+  g_tool_id = -1;
+  return call_monitoring_ok(call_monitoring("free_tool_id", "i", id));
+}
+
+// Claims a tool id and registers the callbacks; false, with no exception, when every id is taken.
+bool acquire_tool() {
+  if (g_tool_id >= 0) return true;
+  g_tool_id = claim_tool_id();
+  if (g_tool_id < 0) return false;
+  if (register_callbacks(g_tool_id)) return true;
+  if (!PyErr_Occurred()) PyErr_SetString(PyExc_RuntimeError, "sys.monitoring has no event perfprof needs");
+  PyObject *type, *value, *traceback;
+  PyErr_Fetch(&type, &value, &traceback);
+  release_tool();
+  PyErr_Restore(type, value, traceback);
+  return false;
+}
+
 bool set_events(bool on) {
-  long mask = 0;
-  if (on) {
-    for (const char* event : {"PY_START", "PY_RESUME", "PY_THROW", "PY_RETURN", "PY_YIELD", "PY_UNWIND",
-                              "CALL", "C_RETURN", "C_RAISE"}) {
-      mask |= monitoring_constant("events", event);
-    }
-  }
-  return call_monitoring_ok(call_monitoring("set_events", "il", g_tool_id, mask));
+  return call_monitoring_ok(call_monitoring("set_events", "il", g_tool_id, on ? g_event_mask : 0L));
 }
 
 PyObject* install(PyObject* skip_prefix) {
@@ -252,13 +271,6 @@ PyObject* install(PyObject* skip_prefix) {
   open_calls().clear();
   tls_tracing = true;
   Py_RETURN_TRUE;
-}
-
-// The last thread to stop gives the tool id back.
-bool release_tool() {
-  const int id = g_tool_id;
-  g_tool_id = -1;
-  return call_monitoring_ok(call_monitoring("free_tool_id", "i", id));
 }
 
 PyObject* uninstall() {

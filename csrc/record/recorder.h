@@ -73,6 +73,11 @@ class Recorder {
   void end_range(uint64_t id) noexcept {
     append({now_ns(), id, kEmptyString, kEmptyString, kEmptyString, EventKind::RangeEnd, {}});
   }
+  // Ends a range begun while recording (id != 0: callers hand out 0 for ranges not recorded),
+  // unless recording has stopped since.
+  void end_recorded_range(uint64_t id) noexcept {
+    if (id != 0 && channels() != 0) end_range(id);
+  }
   void instant(StringId name, StringId category, StringId args) noexcept {
     append({now_ns(), 0, name, category, args, EventKind::Instant, {}});
   }

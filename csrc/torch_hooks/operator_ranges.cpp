@@ -73,7 +73,7 @@ uint64_t begin_operator(const char* text) noexcept {
 }
 
 void end_operator(uint64_t id) noexcept {
-  if (id != 0) Recorder::instance().end_range(id);
+  Recorder::instance().end_recorded_range(id);
 }
 
 }  // namespace perfprof

@@ -115,10 +115,6 @@ def stop_thread() -> None:
         _core.python_tracer_uninstall()
 
 
-def capturing_here() -> bool:
-    return _thread.options is not None
-
-
 def reset_module_names() -> None:
     """Module instance numbers (``Linear_0``, ``Linear_1``) restart with each profiler."""
     _core.module_calls_reset_names()
