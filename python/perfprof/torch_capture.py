@@ -94,8 +94,9 @@ def start_thread(options: CaptureOptions) -> None:
             _thread.module_wrapper_used = True
             _core.module_calls_capture(True)
     if options.with_stack and not _core.python_tracer_install(_PACKAGE_DIR):
-        warn_once("python-tracer", "perfprof: with_stack: another profile hook (sys.setprofile, cProfile) is "
-                  "active on this thread; Python calls are not captured")
+        warn_once("python-tracer", "perfprof: with_stack: another tool holds what perfprof traces with (a "
+                  "profile hook such as cProfile's before Python 3.12; every sys.monitoring tool id from 3.12); "
+                  "Python calls are not captured")
 
 
 def stop_thread() -> None:
