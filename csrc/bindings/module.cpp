@@ -5,17 +5,26 @@
 #include <fmt/format.h>
 
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <stdexcept>
 
 #include "bindings/fast_calls.h"
 #include "bindings/gc_monitor.h"
 #include "bindings/module_calls.h"
 #include "bindings/python_tracer.h"
+#include "bindings/torch_memory.h"
 #include "bindings/torch_results.h"
 #include "analysis/key_averages.h"
 #include "analysis/op_annotations.h"
 #include "analysis/op_tree.h"
 #include "export/folded_stacks.h"
+#include "export/memory_csv.h"
+#include "export/memory_timeline.h"
+#include "export/memory_timeline_html.h"
+#include "export/output_file.h"
+#include "memory/categorizer.h"
+#include "memory/timeline.h"
 #include "common/clock.h"
 #include "cupti/activity_collector.h"
 #include "cupti/cupti_library.h"
@@ -54,10 +63,20 @@ class Trace {
 
   const TraceModel& model() const { return *model_; }
   const OpTree& tree() const { return *tree_; }
+  // Categorized on first use: only memory exports need it.
+  const memory::MemoryProfile& memory_profile() const {
+    std::call_once(memory_->once, [&] { memory_->profile = memory::categorize(model_->memory.events); });
+    return *memory_->profile;
+  }
 
  private:
+  struct LazyMemoryProfile {
+    std::once_flag once;
+    std::optional<memory::MemoryProfile> profile;
+  };
   std::shared_ptr<const TraceModel> model_;
   std::shared_ptr<const OpTree> tree_;
+  std::shared_ptr<LazyMemoryProfile> memory_ = std::make_shared<LazyMemoryProfile>();
 };
 
 
@@ -133,6 +152,58 @@ py::list key_average_rows(const Trace& trace, bool group_by_input_shape, int gro
                               row.device_total_ns, row.self_device_ns, row.flops));
   }
   return out;
+}
+
+memory::Device device_of(int type, int index) {
+  return {static_cast<memory::DeviceType>(type), static_cast<int16_t>(index)};
+}
+
+py::list memory_devices_of(const Trace& trace) {
+  py::list devices;
+  for (const memory::Device& device : memory::devices_with_memory(trace.model().memory.events)) {
+    devices.append(py::make_tuple(device.name(), static_cast<int>(device.type), device.index));
+  }
+  return devices;
+}
+
+memory::MemoryTimeline timeline_of(const Trace& trace, memory::Device device) {
+  return memory::build_timeline(trace.memory_profile(), trace.model().memory.events, device, trace.model().unix_offset_ns);
+}
+
+py::tuple memory_timeline_of(const Trace& trace, int device_type, int device_index) {
+  memory::MemoryTimeline timeline;
+  {
+    py::gil_scoped_release release;
+    timeline = timeline_of(trace, device_of(device_type, device_index));
+  }
+  py::list sizes;
+  for (const memory::CategoryBytes& bytes : timeline.bytes) sizes.append(py::cast(std::vector<int64_t>(bytes.begin(), bytes.end())));
+  return py::make_tuple(py::cast(timeline.times_us), sizes, timeline.max_allocated, timeline.max_reserved);
+}
+
+// format: "json" ([times, sizes]), "raw" (changes) or "html" (the plot).
+void export_memory_timeline(const Trace& trace, const std::string& path, int device_type, int device_index,
+                            const std::string& format, const std::string& title) {
+  const memory::Device device = device_of(device_type, device_index);
+  if (format != "json" && format != "raw" && format != "html") throw std::invalid_argument("unknown format " + format);
+  run_writer([&] {
+    if (format == "raw") {
+      write_memory_timeline_raw(trace.memory_profile(), device, trace.model().unix_offset_ns, path);
+    } else if (format == "json") {
+      write_memory_timeline_json(timeline_of(trace, device), path);
+    } else {
+      OutputFile file(path);
+      file.write(memory_timeline_html(timeline_of(trace, device), title));
+      file.commit();
+    }
+  });
+}
+
+void export_memory_tables(const Trace& trace, const std::string& record_path, const std::string& operator_path) {
+  run_writer([&] {
+    write_memory_record_csv(trace.model(), record_path);
+    write_operator_memory_csv(trace.model(), trace.memory_profile(), operator_path);
+  });
 }
 
 void export_folded_stacks(const Trace& trace, const std::string& path, bool device_metric) {
@@ -248,6 +319,16 @@ PYBIND11_MODULE(_core, m) {
            "self_device_ns, flops), one per distinct key, in order of first appearance.")
       .def("export_stacks", &export_folded_stacks, py::arg("path"), py::arg("device_metric") = false,
            "Write self times per stack in the folded format FlameGraph and speedscope read.")
+      .def_property_readonly("num_memory_events", [](const Trace& t) { return t.model().memory.events.allocations.size(); })
+      .def("memory_devices", &memory_devices_of, "(name, device_type, device_index) of each device with allocator events.")
+      .def("memory_timeline", &memory_timeline_of, py::arg("device_type"), py::arg("device_index"),
+           "(times_us, sizes, max_allocated, max_reserved): sizes[i] holds bytes per category\n"
+           "(MEMORY_CATEGORIES order) from times_us[i] on.")
+      .def("export_memory_timeline", &export_memory_timeline, py::arg("path"), py::arg("device_type"),
+           py::arg("device_index"), py::arg("format"), py::arg("title") = "",
+           "Write the memory timeline of a device: format 'json', 'raw' or 'html'.")
+      .def("export_memory_tables", &export_memory_tables, py::arg("record_path"), py::arg("operator_path"),
+           "Write memory_record.csv and operator_memory.csv.")
       .def_property_readonly("gpu_collected", [](const Trace& t) { return t.model().gpu.collected; })
       .def_property_readonly("gpu_devices", [](const Trace& t) {
         py::list devices;
@@ -272,6 +353,7 @@ PYBIND11_MODULE(_core, m) {
            py::arg("path"), py::arg("metadata"), py::arg("rank") = 0, py::arg("world_size") = 1,
            py::arg("backend") = "");
 
+  add_torch_memory(m);
   m.def("now_ns", &now_ns, "The recorder's clock (CLOCK_MONOTONIC) in nanoseconds.");
   m.def("set_channels", [](uint32_t mask) { Recorder::instance().set_channels(mask); });
   m.def("channels", [] { return Recorder::instance().channels(); });

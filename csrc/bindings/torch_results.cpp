@@ -86,8 +86,8 @@ std::string input_args(py::handle event) {
 }
 
 // One range per CPU operator or user annotation of `events` (a torch _ProfilerResult's
-// events()); memory and Python events are left to their own readers.
-size_t import_torch_events(py::iterable events) {
+// events()), with its inputs if asked; memory and Python events are left to their own readers.
+size_t import_torch_events(py::iterable events, bool with_inputs) {
   static const StringId cpu_op = global_strings().intern("cpu_op");
   static const StringId user_annotation = global_strings().intern("user_annotation");
   const int64_t unix_offset_ns = monotonic_to_unix_offset_ns();
@@ -102,7 +102,7 @@ size_t import_torch_events(py::iterable events) {
     range.end_ns = event.attr("end_ns")().cast<int64_t>() - unix_offset_ns;
     range.name = global_strings().intern(name);
     range.category = event.attr("is_user_annotation")().cast<bool>() ? user_annotation : cpu_op;
-    range.args = global_strings().intern(input_args(event));
+    if (with_inputs) range.args = global_strings().intern(input_args(event));
     range.sequence = event.attr("sequence_nr")().cast<int64_t>();
     ranges.push_back(range);
   }
@@ -114,7 +114,7 @@ size_t import_torch_events(py::iterable events) {
 }  // namespace
 
 void add_torch_results(py::module_& module) {
-  module.def("import_torch_events", &import_torch_events, py::arg("events"),
+  module.def("import_torch_events", &import_torch_events, py::arg("events"), py::arg("with_inputs") = true,
              "Add the CPU operators of torch.autograd._disable_profiler().events() to the recorder;\n"
              "returns how many.");
 }

@@ -37,6 +37,7 @@ class ChromeTraceWriter {
     for (size_t i = 0; i < model_.gpu.activities.size(); ++i) write_gpu_activity(i);
     write_flows();
     for (size_t i = 0; i < model_.instants.size(); ++i) write_instant(i);
+    for (size_t i = 0; i < model_.memory.events.allocations.size(); ++i) write_memory_event(i);
     for (size_t i = 0; i < model_.counters.size(); ++i) write_counter(i);
     text_ += "\n  ],\n  \"traceName\": ";
     append_json_string(text_, path);
@@ -148,6 +149,18 @@ class ChromeTraceWriter {
     write_identity(t.category[i], t.name[i], t.track[i]);
     write_args(t.args[i], false);
     text_ += '}';
+  }
+
+  // As torch.profiler writes an allocator event, so tools that read its memory events read ours.
+  void write_memory_event(size_t i) {
+    const memory::Allocation& a = model_.memory.events.allocations[i];
+    begin_event("i", a.time_ns);
+    text_ += "\"s\":\"t\",\"cat\":\"cpu_instant_event\",\"name\":\"[memory]\",";
+    text_ += track_ids_[model_.memory.allocation_track[i]];
+    fmt::format_to(std::back_inserter(text_),
+                   ",\"args\":{{\"Total Reserved\":{},\"Total Allocated\":{},\"Bytes\":{},\"Addr\":{},"
+                   "\"Device Type\":{},\"Device Id\":{}}}}}",
+                   a.total_reserved, a.total_allocated, a.bytes, a.ptr, static_cast<int>(a.device.type), a.device.index);
   }
 
   void write_counter(size_t i) {

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -111,7 +112,7 @@ void Recorder::for_each_buffer(Visit&& visit) {
 }
 
 void Recorder::add_completed(std::vector<CompletedRange> ranges) {
-  std::lock_guard<std::mutex> lock(completed_mutex_);
+  std::lock_guard<std::mutex> lock(imported_mutex_);
   if (completed_.empty()) {
     completed_ = std::move(ranges);
   } else {
@@ -119,13 +120,25 @@ void Recorder::add_completed(std::vector<CompletedRange> ranges) {
   }
 }
 
+void Recorder::add_memory(memory::MemoryEvents events) {
+  std::lock_guard<std::mutex> lock(imported_mutex_);
+  memory::append_events(memory_, std::move(events));
+}
+
+void Recorder::add_observed_tensors(std::vector<memory::ObservedTensor> tensors) {
+  std::lock_guard<std::mutex> lock(imported_mutex_);
+  observed_tensors_.insert(observed_tensors_.end(), tensors.begin(), tensors.end());
+}
+
 void Recorder::discard() {
   for_each_buffer([](ThreadBuffer& buffer) {
     buffer.consume(nullptr);
     buffer.take_dropped();
   });
-  std::lock_guard<std::mutex> lock(completed_mutex_);
+  std::lock_guard<std::mutex> lock(imported_mutex_);
   completed_.clear();
+  memory_ = {};
+  observed_tensors_.clear();
 }
 
 CollectedEvents Recorder::collect() {
@@ -136,8 +149,10 @@ CollectedEvents Recorder::collect() {
     collected.dropped_events += buffer.take_dropped();
     if (!thread.events.empty()) collected.threads.push_back(std::move(thread));
   });
-  std::lock_guard<std::mutex> lock(completed_mutex_);
+  std::lock_guard<std::mutex> lock(imported_mutex_);
   collected.completed.swap(completed_);
+  collected.memory = std::exchange(memory_, {});
+  collected.observed_tensors.swap(observed_tensors_);
   return collected;
 }
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "memory/memory_events.h"
 #include "record/event.h"
 #include "record/thread_buffer.h"
 
@@ -51,6 +52,8 @@ struct CollectedEvents {
   std::vector<ThreadEvents> threads;
   uint64_t dropped_events = 0;
   std::vector<CompletedRange> completed;
+  memory::MemoryEvents memory;
+  std::vector<memory::ObservedTensor> observed_tensors;
 };
 
 class Recorder {
@@ -90,6 +93,9 @@ class Recorder {
 
   // Adds ranges that are already complete. Not on a hot path: a lock per call.
   void add_completed(std::vector<CompletedRange> ranges);
+  // Adds what memory profiling read from torch, and tensors seen in known roles.
+  void add_memory(memory::MemoryEvents events);
+  void add_observed_tensors(std::vector<memory::ObservedTensor> tensors);
 
   // Names the calling thread (registering its buffer if needed), or a live thread by OS id.
   void name_current_thread(std::string name) noexcept;
@@ -111,8 +117,10 @@ class Recorder {
   std::atomic<uint32_t> channels_{0};
   std::mutex registry_mutex_;
   std::vector<std::shared_ptr<ThreadBuffer>> buffers_;
-  std::mutex completed_mutex_;
+  std::mutex imported_mutex_;  // guards what was added rather than recorded
   std::vector<CompletedRange> completed_;
+  memory::MemoryEvents memory_;
+  std::vector<memory::ObservedTensor> observed_tensors_;
   uint32_t next_buffer_index_ = 0;
 };
 

@@ -105,6 +105,15 @@ class Builder {
     sort_ranges();
   }
 
+  void add_memory(memory::MemoryEvents events, const std::vector<memory::ObservedTensor>& observed) {
+    MemoryTrace& memory = model_.memory;
+    memory.events = memory::restrict_to_window(std::move(events), model_.window_begin_ns, model_.window_end_ns);
+    memory::add_observed_roles(memory.events, observed);
+    for (const memory::Allocation& allocation : memory.events.allocations) {
+      memory.allocation_track.push_back(track_of(allocation.os_tid));
+    }
+  }
+
   void finish() { classify_nesting(); }
 
  private:
@@ -359,6 +368,9 @@ TraceModel build_trace(CollectedEvents collected, const CollectionWindow& window
   }
   builder.pair_remaining();
   if (!collected.completed.empty()) builder.add_completed_ranges(collected.completed);
+  if (!collected.memory.empty() || !collected.observed_tensors.empty()) {
+    builder.add_memory(std::move(collected.memory), collected.observed_tensors);
+  }
   if (!gpu.collected.api_calls.empty()) {
     builder.add_api_calls(gpu.collected.api_calls, gpu.collected.external_ids);
   }

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "common/string_table.h"
+#include "memory/memory_events.h"
 #include "trace/gpu_trace.h"
 
 namespace perfprof {
@@ -68,6 +69,12 @@ struct GpuTrace {
   bool collected = false;               // GPU collection ran for this trace
 };
 
+// Memory profiling's events in the window, and the track each allocator event happened on.
+struct MemoryTrace {
+  memory::MemoryEvents events;
+  std::vector<uint32_t> allocation_track;  // per events.allocations: index into TraceModel::threads
+};
+
 struct TraceModel {
   int64_t window_begin_ns = 0;  // now_ns() clock
   int64_t window_end_ns = 0;
@@ -80,6 +87,7 @@ struct TraceModel {
   InstantTable instants;
   CounterTable counters;
   GpuTrace gpu;
+  MemoryTrace memory;
   TraceStats stats;
 
   const std::string& str(StringId id) const { return strings[id]; }

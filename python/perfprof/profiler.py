@@ -7,7 +7,7 @@ import os
 import threading
 from typing import Any, Callable, Dict, Iterable, List, Optional
 
-from . import _core, summary, torch_capture
+from . import _core, memory, summary, torch_capture
 from ._logging import logger, warn_once
 from .activity import ProfilerActivity, normalize_activities
 from .experimental_config import ExperimentalConfig, ProfilerLevel
@@ -24,7 +24,6 @@ _RESERVED_TRACE_KEYS = frozenset({
 _GPU_LEVELS = {ProfilerLevel.Level_none: 0, ProfilerLevel.Level0: 1, ProfilerLevel.Level1: 2, ProfilerLevel.Level2: 3}
 
 _FLAG_NAMES = ("record_shapes", "profile_memory", "with_stack", "with_flops", "with_modules")
-_UNCOLLECTED_FLAGS = ("profile_memory",)
 
 # The recorder is process-wide: one profiler collects at a time.
 _collecting: Optional["_KinetoProfile"] = None
@@ -42,7 +41,9 @@ class _KinetoProfile:
         with_flops: estimate FLOPs of matrix multiplications and attention from input shapes
             (implies record_shapes).
         with_modules: record each ``nn.Module`` forward as a range (``nn.Module: Linear_0``).
-        profile_memory: accepted; logged once when set, until memory collection lands.
+        profile_memory: record every tensor allocation and free (CPU and CUDA) on the profiling
+            thread, with the operator and module it came from; enables
+            :meth:`export_memory_timeline` and the ``[memory]`` events of the trace.
         experimental_config: an :class:`ExperimentalConfig`.
     """
 
@@ -79,6 +80,7 @@ class _KinetoProfile:
         self._window_begin_ns = 0
         self._collecting_gpu = False
         self._capture_thread: Optional[int] = None  # thread whose operators this profiler captures
+        self._role_observer: Optional[memory.RoleObserver] = None
 
     # -- control -------------------------------------------------------------------------------
 
@@ -127,6 +129,7 @@ class _KinetoProfile:
         window_end_ns = _core.now_ns()
         self._stop_gc_detection()
         self._stop_host_capture()
+        self._stop_role_observer()
         _core.set_channels(0)
         try:
             if self._collecting_gpu:
@@ -199,6 +202,32 @@ class _KinetoProfile:
                       "with_stack=True, so the stacks hold operators only")
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
         trace.export_stacks(path, metrics[metric])
+        return path
+
+    def export_memory_timeline(self, output_path: "os.PathLike[str] | str", device: Optional[str] = None) -> str:
+        """Write the memory used on `device` over time, by category (PARAMETER, OPTIMIZER_STATE,
+        INPUT, TEMPORARY, ACTIVATION, GRADIENT, AUTOGRAD_DETAIL, UNKNOWN); docs/memory.md has
+        the rules. The suffix of `output_path` picks the format:
+
+        - ``.html``: a stacked-area plot with the peaks per category and the most memory
+          allocated and reserved; self-contained, opens offline.
+        - ``.json`` / ``.json.gz``: ``[times, sizes]`` as torch.profiler writes them: times in
+          microseconds, ``sizes[i] = [0, bytes of each category]`` from ``times[i]`` on.
+        - ``.raw.json`` / ``.raw.json.gz``: every change, ``[time_ns, action, bytes, category]``
+          (action 1 pre-existing, 2 create, 3 new version, 4 destroy; time -1: live before the
+          first event; category: index in the list above).
+
+        `device` is ``"cuda:N"`` or ``"cpu"``; by default the first GPU with memory events, else
+        the CPU. Needs ``profile_memory=True``. Raises ``ValueError`` for an unknown suffix, a
+        device without events or a profiler run without ``profile_memory``, ``TypeError`` for a
+        path or device of the wrong type. Returns the path written.
+        """
+        path = _check_output_path("export_memory_timeline", output_path)
+        trace = self._require_trace("export_memory_timeline")
+        if not self.profile_memory:
+            raise ValueError("export_memory_timeline: the profiler ran without profile_memory=True, so no memory "
+                             "was recorded")
+        memory.export_timeline(trace, path, device)
         return path
 
     def _require_trace(self, function: str) -> "_core.Trace":
@@ -280,11 +309,33 @@ class _KinetoProfile:
             torch_capture.start_thread(torch_capture.CaptureOptions(
                 record_shapes=self.record_shapes or self.with_flops, with_stack=self.with_stack,
                 with_modules=self.with_modules,
-                exact_inputs=self.record_shapes or self.with_flops or self.experimental_config.record_op_args))
+                exact_inputs=self.record_shapes or self.with_flops or self.experimental_config.record_op_args,
+                profile_memory=self.profile_memory))
         except Exception as error:  # never fail the job for its profiler
             warn_once("host-capture", f"perfprof: PyTorch host capture could not start: {error!r}")
             return
         self._capture_thread = threading.get_ident()
+        if self.profile_memory and torch_capture.torch_loaded():
+            self._start_role_observer()
+
+    def _start_role_observer(self) -> None:
+        observer = memory.RoleObserver()
+        try:
+            observer.start()
+        except Exception as error:  # a torch without the global hooks: categories come from data flow alone
+            warn_once("memory-hooks", f"perfprof: profile_memory: parameters and optimizer state are inferred, "
+                      f"not observed: {error!r}")
+            return
+        self._role_observer = observer
+
+    def _stop_role_observer(self) -> None:
+        if self._role_observer is None:
+            return
+        try:
+            self._role_observer.stop()
+        except Exception as error:  # never fail the job for its profiler
+            warn_once("memory-hooks-stop", f"perfprof: profile_memory: observed parameters are lost: {error!r}")
+        self._role_observer = None
 
     def _stop_host_capture(self) -> None:
         if self._capture_thread is None:
@@ -297,9 +348,9 @@ class _KinetoProfile:
         self._capture_thread = None
 
     def _log_uncollected_options(self) -> None:
-        for name in _UNCOLLECTED_FLAGS:
-            if getattr(self, name):
-                warn_once(f"flag-{name}", f"perfprof: {name}=True is not collected by this version yet; it has no effect.")
+        if self.profile_memory and ProfilerActivity.CPU not in self.activities:
+            warn_once("memory-without-cpu", "perfprof: profile_memory=True needs ProfilerActivity.CPU in activities "
+                      "(allocations are recorded with the host's operators); no memory is recorded")
         for option in self.experimental_config.uncollected_options():
             warn_once(
                 f"config-{option}",

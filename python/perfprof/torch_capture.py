@@ -14,7 +14,8 @@ only while perfprof collects (warm-up and recorded steps):
 With ``exact_inputs`` (the profiling thread, when shapes, FLOPs or argument values are asked for)
 torch's own profiler state runs instead, restricted to CPU operators: only it records input
 dtypes, strides and scalar argument values. Its operators are moved into the recorder when the
-thread stops (``_core.import_torch_events``). That state is process-wide inside torch (libkineto),
+thread stops (``_core.import_torch_events``). It is also the only exact source of allocator events
+for ``profile_memory`` (``memory.py``). That state is process-wide inside torch (libkineto),
 so one thread at a time may use it, and never while a torch.profiler session runs.
 
 Python calls (``with_stack``) come from C callbacks on the capturing threads, with or without
@@ -45,6 +46,7 @@ class CaptureOptions:
     with_stack: bool = False
     with_modules: bool = False
     exact_inputs: bool = False  # dtypes, strides and scalar arguments through torch's own state
+    profile_memory: bool = False  # allocator events, through torch's own state
 
 
 class _ThreadState(threading.local):
@@ -106,7 +108,7 @@ def stop_thread() -> None:
         return
     _thread.options = None
     if _thread.torch_state is not None:
-        _disable_torch_state(_thread.torch_state)
+        _disable_torch_state(_thread.torch_state, options)
         _thread.torch_state = None
     if _thread.module_wrapper_used:
         _core.module_calls_capture(False)
@@ -129,11 +131,17 @@ def _enable_torch_state(options: CaptureOptions) -> Optional[str]:
     import torch.autograd
 
     state = ProfilerState.NVTX if options.record_shapes else ProfilerState.ITT
-    if options.exact_inputs and _claim_kineto():
+    if (options.exact_inputs or options.profile_memory) and _claim_kineto():
         state = ProfilerState.KINETO
-    config = ProfilerConfig(state, options.record_shapes or options.exact_inputs, False, False, False, False,
-                            _ExperimentalConfig())
-    activities = {ProfilerActivity.CPU} if state == ProfilerState.KINETO else set()
+    elif options.profile_memory:
+        warn_once("memory-unrecorded", "perfprof: profile_memory: allocations are not recorded on this thread "
+                  "(torch's profiler state, their only exact source, is not available to perfprof here)")
+    kineto = state == ProfilerState.KINETO
+    memory = kineto and options.profile_memory
+    # Memory profiling needs input identities (tensor ids) even when shapes were not asked for.
+    config = ProfilerConfig(state, options.record_shapes or options.exact_inputs or memory, memory, False, False,
+                            False, _ExperimentalConfig())
+    activities = {ProfilerActivity.CPU} if kineto else set()
     try:
         if activities:
             torch.autograd._prepare_profiler(config, activities)
@@ -173,8 +181,10 @@ def _release_kineto() -> None:
         _kineto_thread = None
 
 
-def _disable_torch_state(state: str) -> None:
+def _disable_torch_state(state: str, options: CaptureOptions) -> None:
     import torch.autograd
+
+    from . import memory
 
     try:
         result = torch.autograd._disable_profiler()
@@ -184,11 +194,17 @@ def _disable_torch_state(state: str) -> None:
     if state != "KINETO":
         return
     _release_kineto()
-    if result is not None:
+    if result is None:
+        return
+    try:
+        _core.import_torch_events(result.events(), with_inputs=options.record_shapes or options.exact_inputs)
+    except Exception as error:  # a torch version whose events differ: report, never fail the job
+        warn_once("torch-import", f"perfprof: operators recorded by torch could not be read: {error!r}")
+    if options.profile_memory:
         try:
-            _core.import_torch_events(result.events())
-        except Exception as error:  # a torch version whose events differ: report, never fail the job
-            warn_once("torch-import", f"perfprof: operators recorded by torch could not be read: {error!r}")
+            memory.import_torch_memory(result)
+        except Exception as error:
+            warn_once("torch-memory-import", f"perfprof: memory events recorded by torch could not be read: {error!r}")
 
 
 # -- module calls ---------------------------------------------------------------------------------
