@@ -49,7 +49,9 @@ std::optional<int64_t> optional_int(py::handle value) {
 // would build from the same tree.
 class TreeReader {
  public:
-  explicit TreeReader(py::object write_flags) : write_flags_(std::move(write_flags)), unix_offset_ns_(monotonic_to_unix_offset_ns()) {}
+  TreeReader(py::object write_flags, py::dict os_thread_ids)
+      : write_flags_(std::move(write_flags)), os_thread_ids_(std::move(os_thread_ids)),
+        unix_offset_ns_(monotonic_to_unix_offset_ns()) {}
 
   void read(py::handle roots) {
     for (py::handle root : roots) visit(root, Context{});
@@ -134,7 +136,7 @@ class TreeReader {
     allocation.total_allocated = fields.attr("total_allocated").cast<int64_t>();
     allocation.total_reserved = fields.attr("total_reserved").cast<int64_t>();
     allocation.device = device_of(fields.attr("device"));
-    allocation.os_tid = event.attr("start_tid").cast<int64_t>();
+    allocation.os_tid = os_thread_of(event.attr("start_tid"));
     allocation.op = context.op;
     const std::optional<int64_t> id = optional_int(fields.attr("id"));
     const std::optional<int64_t> allocation_id = optional_int(fields.attr("allocation_id"));
@@ -197,17 +199,24 @@ class TreeReader {
     return found->second;
   }
 
+  // torch's tree names threads by its own ids; the trace by OS ids (the caller's when unknown).
+  int64_t os_thread_of(py::handle torch_thread_id) const {
+    const py::object found = os_thread_ids_.attr("get")(torch_thread_id);
+    return found.is_none() ? current_os_tid() : found.cast<int64_t>();
+  }
+
   int64_t to_monotonic(py::handle unix_ns) const { return unix_ns.cast<int64_t>() - unix_offset_ns_; }
 
   py::object write_flags_;
+  py::dict os_thread_ids_;
   int64_t unix_offset_ns_;
   MemoryEvents events_;
   std::map<std::tuple<int64_t, int64_t, int, int16_t>, int32_t> storages_;
   std::map<std::pair<std::string, size_t>, std::optional<std::vector<bool>>> write_flags_cache_;
 };
 
-size_t import_torch_memory(py::iterable roots, py::object write_flags) {
-  TreeReader reader(std::move(write_flags));
+size_t import_torch_memory(py::iterable roots, py::object write_flags, py::dict os_thread_ids) {
+  TreeReader reader(std::move(write_flags), std::move(os_thread_ids));
   reader.read(roots);
   MemoryEvents events = reader.take();
   const size_t count = events.allocations.size();
@@ -229,9 +238,11 @@ void add_observed_tensors(const std::vector<std::tuple<uint64_t, int, int, int64
 
 void add_torch_memory(py::module_& module) {
   module.def("import_torch_memory", &import_torch_memory, py::arg("event_tree"), py::arg("write_flags"),
+             py::arg("os_thread_ids"),
              "Add the allocator events and operator data flow of a torch _ProfilerResult's\n"
              "experimental_event_tree() to the recorder. write_flags(name, num_inputs) returns which\n"
-             "inputs the operator writes (a list of bools), or None when no schema matches.\n"
+             "inputs the operator writes (a list of bools), or None when no schema matches;\n"
+             "os_thread_ids maps torch's thread ids to OS ones (from import_torch_events).\n"
              "Returns how many allocator events were read.");
   module.def("add_observed_tensors", &add_observed_tensors, py::arg("tensors"),
              "Record tensors seen in a known role: (data_ptr, device_type, device_index, now_ns,\n"

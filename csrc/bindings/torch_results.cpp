@@ -87,17 +87,19 @@ std::string input_args(py::handle event) {
 
 // One range per CPU operator or user annotation of `events` (a torch _ProfilerResult's
 // events()), with its inputs if asked; memory and Python events are left to their own readers.
-size_t import_torch_events(py::iterable events, bool with_inputs) {
+py::tuple import_torch_events(py::iterable events, bool with_inputs) {
   static const StringId cpu_op = global_strings().intern("cpu_op");
   static const StringId user_annotation = global_strings().intern("user_annotation");
   const int64_t unix_offset_ns = monotonic_to_unix_offset_ns();
   std::vector<CompletedRange> ranges;
+  py::dict os_thread_ids;  // torch's own thread ids -> OS thread ids
   for (py::handle event : events) {
     if (event.attr("is_python_function")().cast<bool>()) continue;
     const std::string name = event.attr("name")().cast<std::string>();
     if (name == "[memory]" || name == "[OutOfMemory]") continue;
     CompletedRange range;
     range.os_tid = event.attr("device_resource_id")().cast<int64_t>();
+    os_thread_ids[event.attr("start_thread_id")()] = range.os_tid;
     range.begin_ns = event.attr("start_ns")().cast<int64_t>() - unix_offset_ns;
     range.end_ns = event.attr("end_ns")().cast<int64_t>() - unix_offset_ns;
     range.name = global_strings().intern(name);
@@ -108,7 +110,7 @@ size_t import_torch_events(py::iterable events, bool with_inputs) {
   }
   const size_t count = ranges.size();
   Recorder::instance().add_completed(std::move(ranges));
-  return count;
+  return py::make_tuple(count, os_thread_ids);
 }
 
 }  // namespace
@@ -116,7 +118,7 @@ size_t import_torch_events(py::iterable events, bool with_inputs) {
 void add_torch_results(py::module_& module) {
   module.def("import_torch_events", &import_torch_events, py::arg("events"), py::arg("with_inputs") = true,
              "Add the CPU operators of torch.autograd._disable_profiler().events() to the recorder;\n"
-             "returns how many.");
+             "returns how many, and a dict from torch's thread ids to OS thread ids.");
 }
 
 }  // namespace perfprof::bindings

@@ -37,8 +37,6 @@ ThreadSlot::~ThreadSlot() {
 
 std::atomic<uint64_t> g_next_range_tag{1};
 
-int64_t current_os_tid() { return static_cast<int64_t>(syscall(SYS_gettid)); }
-
 std::string current_os_thread_name(int64_t os_tid) {
   char name[64] = {};
   if (pthread_getname_np(pthread_self(), name, sizeof(name)) == 0 && name[0] != '\0') {
@@ -48,6 +46,8 @@ std::string current_os_thread_name(int64_t os_tid) {
 }
 
 }  // namespace
+
+int64_t current_os_tid() { return static_cast<int64_t>(syscall(SYS_gettid)); }
 
 Recorder& Recorder::instance() {
   static Recorder* recorder = new Recorder();  // never destroyed: threads may record at exit

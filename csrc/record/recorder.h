@@ -29,6 +29,9 @@ enum Channel : uint32_t {
   kChannelGc = 1u << 6,               // garbage-collection pauses (gc_detect_threshold)
 };
 
+// The calling thread's id as the OS (and every trace viewer) knows it.
+int64_t current_os_tid();
+
 struct ThreadEvents {
   uint32_t index = 0;
   int64_t os_tid = 0;

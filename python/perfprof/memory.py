@@ -112,9 +112,10 @@ def write_flags(name: str, num_inputs: int) -> Optional[List[bool]]:
     return flags
 
 
-def import_torch_memory(result: Any) -> None:
-    """Read the allocator events and operator data flow torch recorded (at the end of a session)."""
-    _core.import_torch_memory(result.experimental_event_tree(), write_flags)
+def import_torch_memory(result: Any, os_thread_ids: dict) -> None:
+    """Read the allocator events and operator data flow torch recorded (at the end of a session);
+    `os_thread_ids` maps torch's thread ids to the OS's."""
+    _core.import_torch_memory(result.experimental_event_tree(), write_flags, os_thread_ids)
 
 
 def export_timeline(trace: "_core.Trace", output_path: str, device: Optional[str]) -> None:

@@ -197,12 +197,14 @@ def _disable_torch_state(state: str, options: CaptureOptions) -> None:
     if result is None:
         return
     try:
-        _core.import_torch_events(result.events(), with_inputs=options.record_shapes or options.exact_inputs)
+        _, os_thread_ids = _core.import_torch_events(result.events(),
+                                                     with_inputs=options.record_shapes or options.exact_inputs)
     except Exception as error:  # a torch version whose events differ: report, never fail the job
         warn_once("torch-import", f"perfprof: operators recorded by torch could not be read: {error!r}")
+        os_thread_ids = {}
     if options.profile_memory:
         try:
-            memory.import_torch_memory(result)
+            memory.import_torch_memory(result, os_thread_ids)
         except Exception as error:
             warn_once("torch-memory-import", f"perfprof: memory events recorded by torch could not be read: {error!r}")
 

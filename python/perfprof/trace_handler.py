@@ -8,6 +8,9 @@ Layout of a run directory::
                                     environment variables
         PERFPROF_OUTPUT/
             {worker_name}.{timestamp}.pt.trace.json    the Chrome trace
+            memory_record.csv           with profile_memory: the allocator's totals after each event
+            operator_memory.csv         with profile_memory: each allocation, its operator, module,
+                                        category, size and lifetime
 
 The trace sits in its own folder because HolisticTraceAnalysis reads every ``.json`` file of the
 folder it is given as a rank's trace: point it (and TensorBoard's profiler plugin, which finds
@@ -152,6 +155,9 @@ class _RunDirectoryJob:
         self.prof_trace.export_chrome_trace(
             self.trace_path, self.metadata_items, self.dist.rank, self.dist.world_size, self.dist.backend
         )
+        if self.prof_trace.num_memory_events:
+            self.prof_trace.export_memory_tables(os.path.join(trace_dir_of(self.run_dir), "memory_record.csv"),
+                                                 os.path.join(trace_dir_of(self.run_dir), "operator_memory.csv"))
         _write_json(os.path.join(self.run_dir, "profiler_metadata.json"),
                     {"metadata": self.metadata, "environment_variables": self.environment})
         _write_json(os.path.join(self.run_dir, "profiler_info.json"), self.info)

@@ -1,0 +1,341 @@
+"""Memory profiling: allocator events, categories, the memory timeline exports and the CSV tables.
+
+The reference for categories is torch.profiler's own export_memory_timeline, run on the same loop
+in the same process.
+"""
+from __future__ import annotations
+
+import csv
+import glob
+import gzip
+import json
+import warnings
+from typing import Callable, Dict, List, Tuple
+
+import pytest
+
+torch = pytest.importorskip("torch")
+from torch import nn  # noqa: E402
+
+import perfprof  # noqa: E402
+from perfprof import ProfilerActivity  # noqa: E402
+from perfprof.memory import CATEGORIES  # noqa: E402
+from trace_checks import load_trace  # noqa: E402
+
+STEPS = 4
+
+
+def profiled(work: Callable[[], None], **options) -> perfprof.profile:
+    with perfprof.profile(activities=[ProfilerActivity.CPU], profile_memory=True, **options) as prof:
+        work()
+    return prof
+
+
+def timeline(prof) -> Tuple[List[int], List[Dict[str, int]]]:
+    times, sizes, _, _ = prof.trace.memory_timeline(0, -1)
+    return times, [dict(zip(CATEGORIES, point)) for point in sizes]
+
+
+def peak(prof, category: str) -> int:
+    return max(point[category] for point in timeline(prof)[1])
+
+
+def allocation_rows(prof, tmp_path) -> List[Dict[str, str]]:
+    record, operators = tmp_path / "memory_record.csv", tmp_path / "operator_memory.csv"
+    prof.trace.export_memory_tables(str(record), str(operators))
+    with open(operators, newline="") as file:
+        return list(csv.DictReader(file))
+
+
+def nbytes(*tensors) -> int:
+    return sum(t.untyped_storage().nbytes() for t in tensors)
+
+
+# -- one category at a time ----------------------------------------------------------------------
+
+def test_parameters_count_whole_from_the_first_point_even_without_backward():
+    model = nn.Linear(100, 50)
+    x = torch.randn(8, 100)
+    prof = profiled(lambda: model(x))
+    _, points = timeline(prof)
+    assert {point["PARAMETER"] for point in points} == {nbytes(model.weight, model.bias)}
+
+
+def test_gradients_made_by_backward_without_an_optimizer():
+    model = nn.Sequential(nn.Linear(64, 32), nn.ReLU(), nn.Linear(32, 4))
+    x = torch.randn(16, 64)
+    prof = profiled(lambda: model(x).sum().backward())
+    assert peak(prof, "GRADIENT") == nbytes(*(p.grad for p in model.parameters()))
+    assert peak(prof, "PARAMETER") == nbytes(*model.parameters())
+
+
+def test_adam_state_created_by_the_first_step():
+    model = nn.Linear(64, 32)
+    optimizer = torch.optim.Adam(model.parameters())
+
+    def step() -> None:
+        model(torch.randn(8, 64)).sum().backward()
+        optimizer.step()
+
+    prof = profiled(step)
+    state = [t for s in optimizer.state.values() for t in s.values()]
+    assert len(state) == 6  # step, exp_avg, exp_avg_sq per parameter
+    assert peak(prof, "OPTIMIZER_STATE") == nbytes(*state)
+
+
+def test_input_batch_and_activation_freed_in_backward(tmp_path):
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 10))
+
+    def step() -> None:
+        x, y = torch.randn(32, 64), torch.randn(32, 10)
+        nn.functional.mse_loss(model(x), y).backward()
+
+    prof = profiled(step, with_modules=True)
+    rows = allocation_rows(prof, tmp_path)
+    batch, target = rows[0], rows[1]
+    assert (batch["Category"], float(batch["Size(KB)"])) == ("INPUT", 32 * 64 * 4 / 1024)
+    assert (target["Category"], float(target["Size(KB)"])) == ("INPUT", 32 * 10 * 4 / 1024)
+
+    relu_output = next(r for r in rows if r["Module"] == "ReLU_0")
+    assert relu_output["Category"] == "ACTIVATION"
+    backward_begin_us = min(begin for name, _, _, begin, *_ in prof.trace.ranges()
+                            if name.startswith("autograd::engine::evaluate_function")) / 1e3
+    backward_begin_us += prof.trace.unix_offset_ns / 1e3
+    assert float(relu_output["Release Time(us)"]) > backward_begin_us  # kept for backward, then freed
+
+
+def test_temporary_allocated_and_freed_inside_one_operator(tmp_path):
+    prediction, target = torch.randn(32, 10), torch.randn(32, 10)
+    prof = profiled(lambda: nn.functional.mse_loss(prediction, target))
+    rows = allocation_rows(prof, tmp_path)
+    # mse_loss computes the squared differences into a buffer it frees before returning.
+    buffer = [r for r in rows if r["Category"] == "TEMPORARY" and float(r["Size(KB)"]) == 32 * 10 * 4 / 1024]
+    assert len(buffer) == 1 and buffer[0]["Release Time(us)"]
+
+
+def test_autograd_detail_is_what_backward_makes_besides_gradients(tmp_path):
+    model = nn.Sequential(nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 10))
+    x = torch.randn(32, 64)
+    prof = profiled(lambda: model(x).sum().backward())
+    rows = allocation_rows(prof, tmp_path)
+    # threshold_backward (ReLU's gradient) is neither a parameter's gradient nor kept.
+    detail = [r for r in rows if r["Name"] == "aten::threshold_backward"]
+    assert [r["Category"] for r in detail] == ["AUTOGRAD_DETAIL"]
+
+
+# -- the same loops through torch.profiler -------------------------------------------------------
+
+def mlp_adam() -> Callable[[], None]:
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(256, 512), nn.ReLU(), nn.Linear(512, 512), nn.ReLU(), nn.Linear(512, 10))
+    optimizer = torch.optim.Adam(model.parameters())
+
+    def step() -> None:
+        x, y = torch.randn(64, 256), torch.randn(64, 10)
+        nn.functional.mse_loss(model(x), y).backward()
+        optimizer.step()
+        optimizer.zero_grad()
+
+    return step
+
+
+def convnet_sgd_momentum() -> Callable[[], None]:
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(3, 16, 3, padding=1), nn.BatchNorm2d(16), nn.ReLU(), nn.MaxPool2d(2),
+                          nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten(),
+                          nn.Linear(32, 10))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+
+    def step() -> None:
+        x, y = torch.randn(16, 3, 32, 32), torch.randint(0, 10, (16,))
+        nn.functional.cross_entropy(model(x), y).backward()
+        optimizer.step()
+        optimizer.zero_grad()
+
+    return step
+
+
+def train_then_evaluate_no_grad() -> Callable[[], None]:
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(128, 256), nn.ReLU(), nn.Linear(256, 10))
+    optimizer = torch.optim.Adam(model.parameters())
+
+    def step() -> None:
+        nn.functional.mse_loss(model(torch.randn(32, 128)), torch.randn(32, 10)).backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        with torch.no_grad():
+            for _ in range(2):
+                model(torch.randn(64, 128)).sum()
+
+    return step
+
+
+def torch_timeline(make_loop, tmp_path):
+    step = make_loop()
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], record_shapes=True,
+                                profile_memory=True, with_stack=True) as prof:
+        for _ in range(STEPS):
+            step()
+    path = tmp_path / "torch.json"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)  # torch deprecates its own exporter
+        prof.export_memory_timeline(str(path), device="cpu")
+    return json.loads(path.read_text())
+
+
+def perfprof_timeline(make_loop, tmp_path):
+    step = make_loop()
+    with perfprof.profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+        for _ in range(STEPS):
+            step()
+    path = tmp_path / "perfprof.json"
+    prof.export_memory_timeline(str(path), device="cpu")
+    return json.loads(path.read_text())
+
+
+def totals_by_time(data) -> Tuple[List[int], List[int]]:
+    """(times, total bytes from each time on)."""
+    times, sizes = data
+    return times, [sum(point) for point in sizes]
+
+
+@pytest.mark.parametrize("make_loop", [mlp_adam, convnet_sgd_momentum, train_then_evaluate_no_grad])
+def test_category_peaks_and_total_agree_with_torch_profiler(make_loop, tmp_path):
+    reference = torch_timeline(make_loop, tmp_path)
+    ours = perfprof_timeline(make_loop, tmp_path)
+    # torch's sizes hold a leading 0, then its categories in the order perfprof uses.
+    reference_peaks = [max(point[i + 1] for point in reference[1]) for i in range(len(CATEGORIES))]
+    our_peaks = [max(point[i + 1] for point in ours[1]) for i in range(len(CATEGORIES))]
+    for name, expected, got in zip(CATEGORIES, reference_peaks, our_peaks):
+        if expected:
+            assert got == pytest.approx(expected, rel=0.10), name
+
+    # Total bytes over the run. The two runs differ in speed (each profiler has its own
+    # overhead, and changes within one microsecond merge into one point), so the curves are
+    # compared by level rather than by clock: where they peak and end, and how many of the run's
+    # points sit at or below each level.
+    our_totals, ref_totals = totals_by_time(ours)[1], totals_by_time(reference)[1]
+    for pick in (max, lambda totals: totals[-1]):
+        assert pick(our_totals) == pytest.approx(pick(ref_totals), rel=0.05)
+    for decile in range(1, 10):
+        ours_at = sorted(our_totals)[decile * len(our_totals) // 10]
+        reference_at = sorted(ref_totals)[decile * len(ref_totals) // 10]
+        assert ours_at == pytest.approx(reference_at, rel=0.05), decile
+
+
+# -- export formats and errors -------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def trained():
+    step = mlp_adam()
+    with perfprof.profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+        for _ in range(2):
+            step()
+    return prof
+
+
+def test_json_gz_and_raw_files_tell_the_same_story(trained, tmp_path):
+    plain = json.loads(open(trained.export_memory_timeline(str(tmp_path / "m.json"))).read())
+    with gzip.open(trained.export_memory_timeline(str(tmp_path / "m.json.gz")), "rt") as file:
+        assert json.load(file) == plain
+    raw = json.loads(open(trained.export_memory_timeline(str(tmp_path / "m.raw.json"))).read())
+    with gzip.open(trained.export_memory_timeline(str(tmp_path / "m.raw.json.gz")), "rt") as file:
+        assert json.load(file) == raw
+
+    times, sizes = plain
+    assert len(times) == len(sizes) and times == sorted(set(times))
+    assert all(len(point) == 1 + len(CATEGORIES) and point[0] == 0 for point in sizes)
+    final = [0] * len(CATEGORIES)
+    for time_ns, action, size, category in raw:
+        assert action in (1, 2, 3, 4) and 0 <= category < len(CATEGORIES)
+        assert time_ns == -1 or time_ns // 1000 >= times[0]
+        final[category] += size
+    assert final == sizes[-1][1:]
+
+
+def test_html_is_a_self_contained_plot(trained, tmp_path):
+    page = open(trained.export_memory_timeline(str(tmp_path / "memory.html"))).read()
+    assert "<svg" in page and "Max memory allocated" in page and "Max memory reserved" in page
+    assert "http://" not in page.replace("http://www.w3.org/2000/svg", "") and "https://" not in page
+    for name in CATEGORIES:
+        assert name in page
+
+
+def test_html_renders_in_headless_chromium(trained, tmp_path):
+    from chromium_check import find_chromium, non_background_fraction, screenshot
+
+    if find_chromium() is None:
+        pytest.skip("no Chromium on this machine (scripts/install-deps.sh --test installs it)")
+    page = trained.export_memory_timeline(str(tmp_path / "memory.html"))
+    picture = tmp_path / "memory.png"
+    screenshot(page, str(picture))
+    assert non_background_fraction(str(picture)) > 0.05
+
+
+def test_export_errors_name_the_problem(trained, tmp_path):
+    with pytest.raises(ValueError, match="unknown suffix"):
+        trained.export_memory_timeline(str(tmp_path / "m.csv"))
+    with pytest.raises(ValueError, match="no memory events on device 'cuda:0'.*cpu"):
+        trained.export_memory_timeline(str(tmp_path / "m.json"), device="cuda:0")
+    with pytest.raises(TypeError, match="'device' must be a str"):
+        trained.export_memory_timeline(str(tmp_path / "m.json"), device=0)
+    with pytest.raises(TypeError, match="'path'"):
+        trained.export_memory_timeline(3)
+
+    without = perfprof.profile(activities=[ProfilerActivity.CPU])
+    with pytest.raises(RuntimeError, match="no trace yet"):
+        without.export_memory_timeline(str(tmp_path / "m.json"))
+    with without:
+        torch.ones(4) + 1
+    with pytest.raises(ValueError, match="without profile_memory=True"):
+        without.export_memory_timeline(str(tmp_path / "m.json"))
+
+
+def test_no_allocation_in_the_window_is_a_clear_error(tmp_path):
+    prof = profiled(lambda: None)
+    with pytest.raises(ValueError, match="no memory events were recorded"):
+        prof.export_memory_timeline(str(tmp_path / "m.json"))
+
+
+# -- the trace and the run directory -------------------------------------------------------------
+
+def test_trace_memory_events_are_written_as_torch_writes_them(trained, export):
+    trace = export(trained)
+    events = [e for e in trace["traceEvents"] if e.get("name") == "[memory]"]
+    assert len(events) == trained.trace.num_memory_events > 0
+    op_threads = {e["tid"] for e in trace["traceEvents"] if e.get("cat") == "cpu_op"}
+    for event in events:
+        assert (event["ph"], event["s"], event["cat"]) == ("i", "t", "cpu_instant_event")
+        assert set(event["args"]) == {"Total Reserved", "Total Allocated", "Bytes", "Addr", "Device Type", "Device Id"}
+        assert (event["args"]["Device Type"], event["args"]["Device Id"]) == (0, -1)
+        assert event["tid"] in op_threads
+    allocated = [e["args"]["Bytes"] for e in events]
+    assert any(b > 0 for b in allocated) and any(b < 0 for b in allocated)
+    assert sum(e["args"]["Bytes"] for e in events if e["args"]["Bytes"] > 0) > 0
+
+
+def test_run_directory_has_the_memory_tables(tmp_path):
+    step = mlp_adam()
+    with perfprof.profile(activities=[ProfilerActivity.CPU], profile_memory=True, with_modules=True,
+                          on_trace_ready=perfprof.tensorboard_trace_handler(str(tmp_path))):
+        step()
+    output = perfprof.trace_dir_of(glob.glob(str(tmp_path / "*_perfprof"))[0])
+    with open(f"{output}/memory_record.csv", newline="") as file:
+        record = list(csv.DictReader(file))
+    with open(f"{output}/operator_memory.csv", newline="") as file:
+        operators = list(csv.DictReader(file))
+    assert record and all(r["Component"] == "PyTorch" and r["Device Type"] == "CPU" for r in record)
+    assert {r["Category"] for r in operators} >= {"INPUT", "ACTIVATION", "GRADIENT", "OPTIMIZER_STATE"}
+    assert {r["Module"] for r in operators} >= {"Linear_0", "ReLU_0"}
+    released = [r for r in operators if r["Release Time(us)"]]
+    assert released and all(float(r["Duration(us)"]) >= 0 for r in released)
+
+
+def test_memory_is_not_recorded_while_torch_profiler_runs(tmp_path, caplog):
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]):
+        prof = profiled(lambda: torch.ones(1000) * 2)
+    assert prof.trace.num_memory_events == 0
+    with pytest.raises(ValueError, match="no memory events were recorded"):
+        prof.export_memory_timeline(str(tmp_path / "m.json"))
