@@ -4,12 +4,14 @@
 
 Steps 0 (skipped) and 1 (wait) run unprofiled, step 2 warms up, steps 3 and 4 are recorded and
 saved: the run directory under --out holds the Chrome trace (open it in https://ui.perfetto.dev),
-profiler_info.json and profiler_metadata.json. Data loading runs in a worker thread, marked
-with mstx ranges; the training phases are record_function ranges.
+the memory tables (memory_record.csv, operator_memory.csv), memory_timeline.html (memory by
+category over time), profiler_info.json and profiler_metadata.json. Data loading runs in a worker
+thread, marked with mstx ranges; the training phases are record_function ranges.
 """
 from __future__ import annotations
 
 import argparse
+import os
 import queue
 import threading
 
@@ -20,6 +22,9 @@ try:
     from torch import nn
 except ImportError as missing:  # pragma: no cover - the demo needs torch, perfprof does not
     raise SystemExit("this demo needs PyTorch: pip install torch==2.13.0") from missing
+
+
+MEMORY_PLOT = "memory_timeline.html"
 
 
 def make_model() -> nn.Module:
@@ -43,10 +48,17 @@ def train(out_dir: str, steps: int) -> perfprof.TraceHandler:
     loader = threading.Thread(target=load_batches, args=(batches, steps), name="data-loader")
 
     handler = perfprof.tensorboard_trace_handler(out_dir)
+
+    def on_trace_ready(prof: perfprof.profile) -> None:
+        handler(prof)  # the run directory: trace, memory tables, metadata
+        prof.export_memory_timeline(os.path.join(handler.run_dirs[-1], MEMORY_PLOT))
+
     with perfprof.profile(
         activities=[perfprof.ProfilerActivity.CPU],
         schedule=perfprof.schedule(wait=1, warmup=1, active=2, repeat=1, skip_first=1),
-        on_trace_ready=handler,
+        on_trace_ready=on_trace_ready,
+        profile_memory=True,
+        with_modules=True,
         experimental_config=perfprof.ExperimentalConfig(mstx=True),
     ) as prof:
         prof.add_metadata("model", "mlp-256-512-512-10")
@@ -78,6 +90,7 @@ def main() -> None:
     for run_dir in handler.run_dirs:
         print(f"run directory: {run_dir}")
         print(f"  trace for Perfetto UI / HolisticTraceAnalysis: {perfprof.trace_dir_of(run_dir)}")
+        print(f"  memory by category over time: {os.path.join(run_dir, MEMORY_PLOT)}")
 
 
 if __name__ == "__main__":
