@@ -26,8 +26,11 @@ def trace(run_dir):
 
 
 def test_run_directory_layout(run_dir):
-    assert sorted(os.listdir(run_dir)) == ["PERFPROF_OUTPUT", "profiler_info.json", "profiler_metadata.json"]
+    assert sorted(os.listdir(run_dir)) == ["PERFPROF_OUTPUT", "memory_timeline.html", "profiler_info.json",
+                                           "profiler_metadata.json"]
     assert trace_file_of(run_dir).endswith(".pt.trace.json")
+    output = sorted(os.listdir(os.path.join(run_dir, "PERFPROF_OUTPUT")))
+    assert output[:2] == ["memory_record.csv", "operator_memory.csv"] and len(output) == 3
 
 
 def test_only_recorded_steps_are_present(trace):
@@ -56,8 +59,9 @@ def test_loader_thread_has_its_own_named_track(trace):
 
 
 def test_marks_and_metadata(trace):
-    marks = names(trace, "i")
+    marks = [name for name in names(trace, "i") if name != "[memory]"]
     assert len(marks) == 2 and all(m.startswith("step ") for m in marks)
+    assert "[memory]" in names(trace, "i")  # profile_memory=True
     assert trace["model"] == "mlp-256-512-512-10"
     assert trace["hyperparameters"] == {"lr": 0.001, "batch_size": 64}
     assert trace["distributedInfo"]["rank"] == 0
