@@ -452,7 +452,7 @@ TEST(MemoryCategories, InPlaceWritesMakeVersionsCategorizedOneByOne) {
 TEST(MemoryCategories, UnknownWriteCountsOnlyWhenNoOperatorOfTheNodeKnowsTheSchema) {
   Forward f;
   f.b.role(f.weight, Category::kParameter);
-  const int32_t y = f.b.activation;
+  const int32_t y = f.activation;
   f.b.node(3000).reads(y, Write::kUnknown);                          // a write: v1
   f.b.node(4000).reads(y, Write::kUnknown).reads(y, Write::kNo);     // another op knows: no write
   f.b.node(5000).reads(y, Write::kUnknown).reads(y, Write::kYes);    // a write: v2
