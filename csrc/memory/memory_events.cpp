@@ -141,16 +141,23 @@ MemoryEvents restrict_to_window(MemoryEvents events, int64_t begin_ns, int64_t e
   }
   std::vector<FlowNode> nodes;
   for (FlowNode& node : events.nodes) {
-    if (!inside(node.time_ns)) continue;
     std::vector<uint32_t> allocations;
     for (uint32_t index : node.allocations) {
       if (position[index] >= 0) allocations.push_back(static_cast<uint32_t>(position[index]));
     }
-    node.allocations = std::move(allocations);
-    nodes.push_back(std::move(node));
+    if (inside(node.time_ns)) {
+      node.allocations = std::move(allocations);
+      nodes.push_back(std::move(node));
+      continue;
+    }
+    // An operator that began before the window: what it allocated or freed inside still counts,
+    // as events of their own.
+    for (uint32_t index : allocations) nodes.push_back({kept[index].time_ns, node.in_backward, {}, {index}});
   }
   events.allocations = std::move(kept);
   events.nodes = std::move(nodes);
+  std::stable_sort(events.nodes.begin(), events.nodes.end(),
+                   [](const FlowNode& a, const FlowNode& b) { return a.time_ns < b.time_ns; });
   return events;
 }
 

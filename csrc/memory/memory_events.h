@@ -99,8 +99,9 @@ void sort_by_time(MemoryEvents& events);
 // Appends `more` (read separately, e.g. by another thread) to `events`, keeping time order.
 void append_events(MemoryEvents& events, MemoryEvents more);
 
-// What falls in [begin_ns, end_ns]: allocator events and nodes outside are dropped; storages stay
-// (one allocated before the window and freed inside was live at its start).
+// What falls in [begin_ns, end_ns]: allocator events and nodes outside are dropped (events inside
+// the window of a node that began before it become nodes of their own); storages stay (one
+// allocated before the window and freed inside was live at its start).
 MemoryEvents restrict_to_window(MemoryEvents events, int64_t begin_ns, int64_t end_ns);
 
 }  // namespace perfprof::memory

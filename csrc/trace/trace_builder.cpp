@@ -107,8 +107,9 @@ class Builder {
 
   void add_memory(memory::MemoryEvents events, const std::vector<memory::ObservedTensor>& observed) {
     MemoryTrace& memory = model_.memory;
+    // Roles first: matching a tensor to the storage at its address needs every lifetime.
+    memory::add_observed_roles(events, observed);
     memory.events = memory::restrict_to_window(std::move(events), model_.window_begin_ns, model_.window_end_ns);
-    memory::add_observed_roles(memory.events, observed);
     for (const memory::Allocation& allocation : memory.events.allocations) {
       memory.allocation_track.push_back(track_of(allocation.os_tid));
     }

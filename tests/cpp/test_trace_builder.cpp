@@ -20,7 +20,10 @@ constexpr CollectionWindow kWindow{0, 1'000'000};
 
 TraceModel build(std::vector<ThreadEvents> threads, CollectionWindow window = kWindow,
                  uint64_t dropped = 0) {
-  return build_trace(CollectedEvents{std::move(threads), dropped}, window);
+  CollectedEvents collected;
+  collected.threads = std::move(threads);
+  collected.dropped_events = dropped;
+  return build_trace(std::move(collected), window);
 }
 
 // Row of the range called `name`; fails the test if there is not exactly one.
@@ -167,7 +170,8 @@ CompletedRange completed(int64_t os_tid, int64_t begin_ns, int64_t end_ns, const
 }
 
 TEST(TraceBuilder, CompletedRangesJoinTheirThreadAndNestWithItsRanges) {
-  CollectedEvents collected{{thread_events(0, 101, "main", {begin_event(100, 1, "step"), end_event(900, 1)})}, 0, {}};
+  CollectedEvents collected;
+  collected.threads = {thread_events(0, 101, "main", {begin_event(100, 1, "step"), end_event(900, 1)})};
   collected.completed = {completed(101, 300, 400, "inner op", 7), completed(101, 200, 500, "outer op"),
                          completed(202, 250, 260, "engine op"),
                          completed(101, -50, 10, "before the window")};
@@ -184,7 +188,8 @@ TEST(TraceBuilder, CompletedRangesJoinTheirThreadAndNestWithItsRanges) {
 }
 
 TEST(TraceBuilder, GcPausesGetTheirOwnNamedTrack) {
-  CollectedEvents collected{{thread_events(0, 101, "main", {instant_event(100, "x")})}, 0, {}};
+  CollectedEvents collected;
+  collected.threads = {thread_events(0, 101, "main", {instant_event(100, "x")})};
   collected.completed = {completed(kGcTrackTid, 200, 300, "GC")};
   const TraceModel model = build_trace(std::move(collected), kWindow);
   ASSERT_EQ(model.threads.size(), 2u);
