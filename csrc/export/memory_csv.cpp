@@ -67,10 +67,10 @@ std::vector<StringId> enclosing_modules(const TraceModel& model) {
 // For each allocation, the index of the event that frees it in the window, or -1.
 std::vector<int64_t> matching_frees(const std::vector<Allocation>& allocations) {
   std::vector<int64_t> freed_by(allocations.size(), -1);
-  std::map<std::pair<uint64_t, int32_t>, size_t> live;  // (ptr, device) -> allocation
+  std::map<memory::Address, size_t> live;  // -> allocation
   for (size_t i = 0; i < allocations.size(); ++i) {
     const Allocation& a = allocations[i];
-    const auto where = std::make_pair(a.ptr, static_cast<int32_t>(a.device.type) << 16 | static_cast<uint16_t>(a.device.index));
+    const memory::Address where = memory::address_of(a.ptr, a.device);
     if (a.bytes > 0) {
       live[where] = i;
       continue;
@@ -95,10 +95,7 @@ void write_memory_record_csv(const TraceModel& model, const std::string& path) {
     append_us(text, a.time_ns + model.unix_offset_ns);
     fmt::format_to(std::back_inserter(text), ",{:.6f},{:.6f},{}\n", a.total_allocated / kMiB, a.total_reserved / kMiB,
                    device_column(a.device));
-    if (text.size() > (size_t{1} << 20)) {
-      file.write(text);
-      text.clear();
-    }
+    file.write_if_large(text);
   }
   file.write(text);
   file.commit();
@@ -137,10 +134,7 @@ void write_operator_memory_csv(const TraceModel& model, const memory::MemoryProf
     }
     text += device_column(a.device);
     text += '\n';
-    if (text.size() > (size_t{1} << 20)) {
-      file.write(text);
-      text.clear();
-    }
+    file.write_if_large(text);
   }
   file.write(text);
   file.commit();

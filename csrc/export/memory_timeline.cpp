@@ -4,17 +4,6 @@
 #include "export/output_file.h"
 
 namespace perfprof {
-namespace {
-
-constexpr size_t kFlushBytes = size_t{1} << 20;
-
-void flush_if_large(OutputFile& file, std::string& text) {
-  if (text.size() < kFlushBytes) return;
-  file.write(text);
-  text.clear();
-}
-
-}  // namespace
 
 void write_memory_timeline_json(const memory::MemoryTimeline& timeline, const std::string& path) {
   OutputFile file(path);
@@ -22,7 +11,7 @@ void write_memory_timeline_json(const memory::MemoryTimeline& timeline, const st
   for (size_t i = 0; i < timeline.times_us.size(); ++i) {
     if (i > 0) text += ", ";
     append_int(text, timeline.times_us[i]);
-    flush_if_large(file, text);
+    file.write_if_large(text);
   }
   text += "], [";
   for (size_t i = 0; i < timeline.bytes.size(); ++i) {
@@ -32,7 +21,7 @@ void write_memory_timeline_json(const memory::MemoryTimeline& timeline, const st
       append_int(text, bytes);
     }
     text += ']';
-    flush_if_large(file, text);
+    file.write_if_large(text);
   }
   text += "]]";
   file.write(text);
@@ -56,7 +45,7 @@ void write_memory_timeline_raw(const memory::MemoryProfile& profile, memory::Dev
     text += ", ";
     append_int(text, static_cast<int64_t>(memory::index_of(change.category)));
     text += ']';
-    flush_if_large(file, text);
+    file.write_if_large(text);
   }
   text += ']';
   file.write(text);

@@ -89,6 +89,12 @@ void OutputFile::write(std::string_view data) {
                         [this](const char* out, size_t n) { write_raw(out, n); });
 }
 
+void OutputFile::write_if_large(std::string& buffer) {
+  if (buffer.size() < kLargeBuffer) return;
+  write(buffer);
+  buffer.clear();
+}
+
 void OutputFile::commit() {
   if (compressor_) {
     compressor_->compress(nullptr, 0, Z_FINISH,

@@ -19,6 +19,8 @@ class OutputFile {
   OutputFile& operator=(const OutputFile&) = delete;
 
   void write(std::string_view data);  // throws std::runtime_error on I/O errors
+  // For exporters building text in a buffer: writes and empties it once it holds a megabyte.
+  void write_if_large(std::string& buffer);
   void commit();                      // flushes, closes and renames into place
 
   const std::string& path() const { return path_; }
@@ -26,6 +28,7 @@ class OutputFile {
 
   // Level 1: traces are repetitive text, so the fastest level already compresses ~10x.
   static constexpr int kDefaultGzipLevel = 1;
+  static constexpr size_t kLargeBuffer = size_t{1} << 20;
 
  private:
   class Compressor;

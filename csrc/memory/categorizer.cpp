@@ -353,11 +353,10 @@ std::vector<int64_t> storage_sizes(const MemoryEvents& events) {
 
 // Allocator events without a tensor identity: counted as UNKNOWN, matched by address.
 void add_anonymous_changes(const MemoryEvents& events, std::vector<CategoryChange>& out) {
-  std::map<std::pair<uint64_t, int32_t>, bool> live;  // (ptr, device) -> allocated
+  std::map<Address, bool> live;  // allocated
   for (const Allocation& allocation : events.allocations) {
     if (allocation.storage >= 0) continue;
-    const auto where = std::make_pair(allocation.ptr, static_cast<int32_t>(allocation.device.type) << 16 |
-                                                          static_cast<uint16_t>(allocation.device.index));
+    const Address where = address_of(allocation.ptr, allocation.device);
     const int64_t bytes = std::llabs(allocation.bytes);
     const auto unknown = [&](int64_t time, Action action, int64_t delta) {
       out.push_back({time, action, Category::kUnknown, allocation.device, delta});

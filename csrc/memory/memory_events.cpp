@@ -9,12 +9,6 @@
 namespace perfprof::memory {
 namespace {
 
-using Address = std::pair<uint64_t, int32_t>;  // data pointer, device
-
-Address address_of(uint64_t ptr, Device device) {
-  return {ptr, static_cast<int32_t>(device.type) << 16 | static_cast<uint16_t>(device.index)};
-}
-
 // When each storage was live: from its allocation (or before the window) until its free (or after).
 struct Lifetime {
   int64_t begin_ns = std::numeric_limits<int64_t>::min();

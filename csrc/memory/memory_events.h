@@ -7,6 +7,7 @@
 // storages of a tensor share its `tensor_id` (a tensor whose data is replaced keeps its id).
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/string_table.h"
@@ -25,6 +26,12 @@ struct Device {
   bool operator!=(const Device& other) const { return !(*this == other); }
   std::string name() const;  // "cpu", "cuda:0"
 };
+
+// Where memory lives: data pointer and device, as one comparable key.
+using Address = std::pair<uint64_t, int32_t>;
+inline Address address_of(uint64_t ptr, Device device) {
+  return {ptr, static_cast<int32_t>(device.type) << 16 | static_cast<uint16_t>(device.index)};
+}
 
 struct Storage {
   int64_t tensor_id = 0;
