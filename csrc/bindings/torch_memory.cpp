@@ -140,11 +140,7 @@ class TreeReader {
     allocation.op = context.op;
     const std::optional<int64_t> id = optional_int(fields.attr("id"));
     const std::optional<int64_t> allocation_id = optional_int(fields.attr("allocation_id"));
-    if (id && allocation_id) {
-      allocation.storage = storage_index(*id, *allocation_id, allocation.ptr, allocation.device);
-      memory::Storage& storage = events_.storages[allocation.storage];
-      storage.bytes = std::max(storage.bytes, std::abs(allocation.bytes));
-    }
+    if (id && allocation_id) allocation.storage = storage_index(*id, *allocation_id, allocation.ptr, allocation.device);
     const uint32_t index = static_cast<uint32_t>(events_.allocations.size());
     events_.allocations.push_back(allocation);
     if (context.node >= 0) {

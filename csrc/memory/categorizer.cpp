@@ -380,11 +380,9 @@ void add_anonymous_changes(const MemoryEvents& events, std::vector<CategoryChang
 std::vector<StorageChange> storage_changes(const MemoryEvents& events, const Categorizer& categorizer) {
   const size_t n = events.storages.size();
   std::vector<int64_t> allocated_at(n, kPreexistingTime), freed_at(n, kPreexistingTime);
-  std::vector<bool> allocated(n, false);
   for (const Allocation& allocation : events.allocations) {
     if (allocation.storage < 0) continue;
     (allocation.bytes > 0 ? allocated_at : freed_at)[allocation.storage] = allocation.time_ns;
-    if (allocation.bytes > 0) allocated[allocation.storage] = true;
   }
   const VersionSet all = categorizer.snapshot();
   std::vector<int32_t> last_version(n, 0);
@@ -393,7 +391,7 @@ std::vector<StorageChange> storage_changes(const MemoryEvents& events, const Cat
   std::vector<StorageChange> changes;
   std::vector<bool> preexisting(n, false);
   for (VersionKey key : all) {
-    if (version_of(key) == 0 && !allocated[storage_of(key)]) preexisting[storage_of(key)] = true;
+    if (version_of(key) == 0 && allocated_at[storage_of(key)] == kPreexistingTime) preexisting[storage_of(key)] = true;
   }
   for (size_t storage = 0; storage < n; ++storage) {
     if (preexisting[storage]) changes.push_back({kPreexistingTime, Action::kPreexisting, static_cast<int32_t>(storage), 0});

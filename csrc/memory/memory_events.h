@@ -37,7 +37,7 @@ struct Storage {
   int64_t tensor_id = 0;
   uint64_t ptr = 0;  // data pointer
   Device device;
-  int64_t bytes = 0;  // allocated size, or what the tensor's sizes and strides span if never allocated here
+  int64_t bytes = 0;  // what its tensors span (sizes, strides); an allocation event's size wins
 };
 
 // One report from an allocator.
