@@ -44,19 +44,17 @@ def training_step(width_in: int, width: int, layers: int) -> Callable[[], None]:
     return step
 
 
-def record_torch(step: Callable[[], None], steps: int) -> Tuple[object, float]:
-    prof = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], record_shapes=True,
+def torch_profiler() -> object:
+    return torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], record_shapes=True,
                                   profile_memory=True, with_stack=True)
-    prof.start()
-    for _ in range(steps):
-        step()
-    begin = time.perf_counter()
-    prof.stop()
-    return prof, time.perf_counter() - begin
 
 
-def record_perfprof(step: Callable[[], None], steps: int) -> Tuple[object, float]:
-    prof = perfprof.profile(activities=[perfprof.ProfilerActivity.CPU], profile_memory=True)
+def perfprof_profiler() -> object:
+    return perfprof.profile(activities=[perfprof.ProfilerActivity.CPU], profile_memory=True)
+
+
+def record(prof, step: Callable[[], None], steps: int) -> Tuple[object, float]:
+    """Runs `steps` steps under `prof`; returns it and how long stopping it took."""
     prof.start()
     for _ in range(steps):
         step()
@@ -77,8 +75,8 @@ def compare(size: Tuple[int, int, int], steps: int, rounds: int, directory: str)
     times: Dict[str, List[float]] = {"torch": [], "perfprof": [], "torch_stop": [], "perfprof_stop": []}
     events = 0
     for _ in range(rounds):
-        torch_prof, torch_stop = record_torch(training_step(*size), steps)
-        ours, our_stop = record_perfprof(training_step(*size), steps)
+        torch_prof, torch_stop = record(torch_profiler(), training_step(*size), steps)
+        ours, our_stop = record(perfprof_profiler(), training_step(*size), steps)
         times["torch"].append(timed_export(torch_prof, os.path.join(directory, "torch.json")))
         times["perfprof"].append(timed_export(ours, os.path.join(directory, "perfprof.json")))
         times["torch_stop"].append(torch_stop)
@@ -92,7 +90,7 @@ def compare(size: Tuple[int, int, int], steps: int, rounds: int, directory: str)
 def growth(size: Tuple[int, int, int], step_counts: List[int], directory: str) -> List[Tuple[int, int, float]]:
     rows = []
     for steps in step_counts:
-        ours, _ = record_perfprof(training_step(*size), steps)
+        ours, _ = record(perfprof_profiler(), training_step(*size), steps)
         ours.export_memory_timeline(os.path.join(directory, "warm.json"), device="cpu")
         best = min(timed_export(ours, os.path.join(directory, "perfprof.json")) for _ in range(5))
         rows.append((steps, ours.trace.num_memory_events, best))

@@ -15,6 +15,7 @@
 #include "memory/category.h"
 #include "memory/memory_events.h"
 #include "memory/timeline.h"
+#include "memory_builder.h"
 
 namespace perfprof::memory {
 namespace {
@@ -90,16 +91,7 @@ class EventsBuilder {
   uint32_t allocation(int64_t time_ns, uint64_t ptr, int64_t bytes, Device device, int32_t storage) {
     int64_t& total = allocated_[device.type == DeviceType::kCpu ? 0 : 1];
     total += bytes;
-    Allocation a;
-    a.time_ns = time_ns;
-    a.ptr = ptr;
-    a.bytes = bytes;
-    a.total_allocated = total;
-    a.total_reserved = total;
-    a.device = device;
-    a.storage = storage;
-    events_.allocations.push_back(a);
-    return static_cast<uint32_t>(events_.allocations.size() - 1);
+    return test::add_allocation(events_, test::allocator_event(time_ns, ptr, bytes, device, storage, total, total));
   }
 
   MemoryEvents events_;

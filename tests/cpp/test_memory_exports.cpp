@@ -11,6 +11,7 @@
 #include "export/memory_csv.h"
 #include "export/memory_timeline.h"
 #include "json_checker.h"
+#include "memory_builder.h"
 #include "memory/categorizer.h"
 #include "memory/memory_events.h"
 #include "memory/timeline.h"
@@ -20,7 +21,6 @@
 namespace perfprof {
 namespace {
 
-using memory::Allocation;
 using memory::Category;
 using memory::Device;
 using memory::DeviceType;
@@ -32,24 +32,8 @@ constexpr Device kCuda0{DeviceType::kCuda, 0};
 constexpr int64_t kOffset = 1'000'000;  // ns from the events' clock to Unix time
 constexpr int64_t kMiB = 1024 * 1024;
 
-Allocation allocator_event(int64_t time_ns, uint64_t ptr, int64_t bytes, Device device, int32_t storage,
-                           int64_t total_allocated = 0, int64_t total_reserved = 0, StringId op = kEmptyString) {
-  Allocation a;
-  a.time_ns = time_ns;
-  a.ptr = ptr;
-  a.bytes = bytes;
-  a.total_allocated = total_allocated;
-  a.total_reserved = total_reserved;
-  a.device = device;
-  a.storage = storage;
-  a.op = op;
-  return a;
-}
-
-uint32_t add_allocation(MemoryEvents& events, const Allocation& allocation) {
-  events.allocations.push_back(allocation);
-  return static_cast<uint32_t>(events.allocations.size() - 1);
-}
+using test::add_allocation;
+using test::allocator_event;
 
 // W (a known parameter, 400 B) pre-exists; X (100 B) is made at 1000 ns; Y = mm(X, W) (200 B)
 // at 2100 ns; the backward pass overwrites Y at 3000 ns (making an uncategorized version) and

@@ -13,6 +13,7 @@
 #include "memory/category.h"
 #include "memory/memory_events.h"
 #include "memory/timeline.h"
+#include "memory_builder.h"
 
 namespace perfprof::memory {
 
@@ -33,14 +34,7 @@ int32_t add_storage(MemoryEvents& events, int64_t tensor_id, uint64_t ptr, int64
 // An allocator event of `storage` at its address: allocating its bytes, or freeing them.
 uint32_t storage_event(MemoryEvents& events, int64_t time_ns, int32_t storage, bool free = false) {
   const Storage& s = events.storages[storage];
-  Allocation a;
-  a.time_ns = time_ns;
-  a.ptr = s.ptr;
-  a.bytes = free ? -s.bytes : s.bytes;
-  a.device = s.device;
-  a.storage = storage;
-  events.allocations.push_back(a);
-  return static_cast<uint32_t>(events.allocations.size() - 1);
+  return test::add_allocation(events, test::allocator_event(time_ns, s.ptr, free ? -s.bytes : s.bytes, s.device, storage));
 }
 
 void add_node(MemoryEvents& events, int64_t time_ns, std::vector<uint32_t> allocations,
@@ -51,15 +45,9 @@ void add_node(MemoryEvents& events, int64_t time_ns, std::vector<uint32_t> alloc
 // An allocator event without tensor identity, outside any operator (a node of its own).
 void add_anonymous(MemoryEvents& events, int64_t time_ns, uint64_t ptr, int64_t bytes, Device device = kCpu,
                    int64_t total_allocated = 0, int64_t total_reserved = 0) {
-  Allocation a;
-  a.time_ns = time_ns;
-  a.ptr = ptr;
-  a.bytes = bytes;
-  a.total_allocated = total_allocated;
-  a.total_reserved = total_reserved;
-  a.device = device;
-  events.allocations.push_back(a);
-  add_node(events, time_ns, {static_cast<uint32_t>(events.allocations.size() - 1)});
+  add_node(events, time_ns,
+           {test::add_allocation(events, test::allocator_event(time_ns, ptr, bytes, device, -1, total_allocated,
+                                                               total_reserved))});
 }
 
 std::vector<int64_t> unknown_bytes(const MemoryTimeline& timeline) {
