@@ -39,10 +39,14 @@ class RoleObserver:
         self._modules_seen: set = set()
         self._handles: List[Any] = []
         self._lock = threading.Lock()
+        self._tensor_type: Any = None
 
     def start(self) -> None:
+        import torch
         from torch.nn.modules.module import register_module_forward_pre_hook
         from torch.optim.optimizer import register_optimizer_step_post_hook
+
+        self._tensor_type = torch.Tensor
 
         self._handles = [register_module_forward_pre_hook(self._on_module_call),
                          register_optimizer_step_post_hook(self._on_optimizer_step)]
@@ -75,9 +79,7 @@ class RoleObserver:
                     self._note(value, _OPTIMIZER_STATE)
 
     def _note(self, tensor: Any, category: int) -> None:
-        import torch
-
-        if not isinstance(tensor, torch.Tensor) or tensor.device.type not in _DEVICE_TYPES:
+        if not isinstance(tensor, self._tensor_type) or tensor.device.type not in _DEVICE_TYPES:
             return
         try:
             storage = tensor.untyped_storage()
