@@ -104,12 +104,7 @@ void export_trace(const Trace& trace, const std::string& path, const ChromeTrace
 
 py::dict stats_of(const TraceModel& m) {
   py::dict stats;
-  stats["dropped_events"] = m.stats.dropped_events;
-  stats["unmatched_range_ends"] = m.stats.unmatched_range_ends;
-  stats["unfinished_ranges"] = m.stats.unfinished_ranges;
-  stats["async_ranges"] = m.stats.async_ranges;
-  stats["events_before_window"] = m.stats.events_before_window;
-  stats["gpu_dropped_records"] = m.stats.gpu_dropped_records;
+  for (const auto& [name, value] : m.stats.named()) stats[name] = value;
   return stats;
 }
 

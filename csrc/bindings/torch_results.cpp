@@ -1,12 +1,18 @@
 #include "bindings/torch_results.h"
 
 #include <cmath>
+#include <cstdint>
+#include <deque>
 #include <iterator>
 #include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "bindings/py_fields.h"
 #include "common/clock.h"
 #include "export/json_text.h"
 #include "record/recorder.h"
@@ -16,32 +22,66 @@ namespace py = pybind11;
 namespace perfprof::bindings {
 namespace {
 
-// `[a, b, ...]`, each item written by `append_item(out, item)`.
+// The methods of torch's KinetoEvent that are read.
+struct EventMethods {
+  InternedName name{"name"};
+  InternedName start_ns{"start_ns"};
+  InternedName end_ns{"end_ns"};
+  InternedName os_thread{"device_resource_id"};
+  InternedName torch_thread{"start_thread_id"};
+  InternedName user_annotation{"is_user_annotation"};
+  InternedName sequence{"sequence_nr"};
+  InternedName shapes{"structured_input_shapes"};
+  InternedName dtypes{"dtypes"};
+  InternedName strides{"structured_input_strides"};
+  InternedName concrete_inputs{"concrete_inputs"};
+  InternedName keyword_inputs{"kwinputs"};
+};
+
+const EventMethods& methods() {
+  static const EventMethods* const instance = new EventMethods();  // needs the GIL: built on first import
+  return *instance;
+}
+
+bool is_sequence(py::handle value) { return PyList_Check(value.ptr()) || PyTuple_Check(value.ptr()); }
+
+// `[a, b, ...]`, each item written by `append_item(out, item)`; false when an item could not be.
 template <typename AppendItem>
-void append_list(std::string& out, py::handle items, AppendItem append_item) {
+bool append_list(std::string& out, py::handle items, AppendItem&& append_item) {
+  if (!is_sequence(items)) return false;
   out += '[';
   bool first = true;
   for (py::handle item : items) {
     if (!first) out += ", ";
     first = false;
-    append_item(out, item);
+    if (!append_item(out, item)) return false;
   }
   out += ']';
+  return true;
 }
 
-void append_int_item(std::string& out, py::handle value) { append_int(out, value.cast<int64_t>()); }
-
-void append_shape(std::string& out, py::handle shape) { append_list(out, shape, append_int_item); }
-
-void append_string_item(std::string& out, py::handle text) {
-  append_json_string(out, py::str(text).cast<std::string>());
+// Shapes and strides: ints in lists nested to any depth (a TensorList input is a list of shapes).
+bool append_nested_ints(std::string& out, py::handle value) {
+  if (is_sequence(value)) return append_list(out, value, append_nested_ints);
+  if (!PyLong_Check(value.ptr())) return false;
+  const long long number = PyLong_AsLongLong(value.ptr());
+  if (number == -1 && PyErr_Occurred()) return false;
+  append_int(out, number);
+  return true;
 }
 
-// A double as torch prints an IValue: integral values below 1e10 as "3.", others with the 17
-// significant digits that round-trip.
+bool append_json_string_item(std::string& out, py::handle text) {
+  const auto utf8 = utf8_of(text);
+  if (!utf8) return false;
+  append_json_string(out, *utf8);
+  return true;
+}
+
+// A double as torch prints a scalar IValue: integral values that fit in int64 as "3." (negative
+// zero as "0."), others with the 17 significant digits that round-trip ("0.10000000000000001").
 void append_torch_double(std::string& out, double value) {
-  const int kind = std::fpclassify(value);
-  if ((kind == FP_NORMAL || kind == FP_ZERO) && std::abs(value) < 1e10 &&
+  constexpr double kInt64Bound = 9223372036854775808.0;  // 2^63
+  if (std::isfinite(value) && value >= -kInt64Bound && value < kInt64Bound &&
       static_cast<double>(static_cast<int64_t>(value)) == value) {
     append_int(out, static_cast<int64_t>(value));
     out += '.';
@@ -51,74 +91,172 @@ void append_torch_double(std::string& out, double value) {
 }
 
 // A non-tensor argument's value as torch.profiler writes it in "Concrete Inputs".
-void append_concrete_value(std::string& out, py::handle value) {
-  if (PyBool_Check(value.ptr())) {
-    out += value.ptr() == Py_True ? "True" : "False";
-  } else if (PyLong_Check(value.ptr())) {
-    append_int_item(out, value);
-  } else if (PyFloat_Check(value.ptr())) {
-    append_torch_double(out, value.cast<double>());
-  } else if (PyList_Check(value.ptr()) || PyTuple_Check(value.ptr())) {
-    append_list(out, value, append_concrete_value);
+bool append_concrete_value(std::string& out, py::handle value) {
+  PyObject* object = value.ptr();
+  if (PyBool_Check(object)) {
+    out += object == Py_True ? "True" : "False";
+  } else if (PyFloat_Check(object)) {
+    append_torch_double(out, PyFloat_AS_DOUBLE(object));
+  } else if (is_sequence(value)) {
+    return append_list(out, value, append_concrete_value);
   } else {
-    out += py::str(value).cast<std::string>();
+    // ints of any size, and whatever else a newer torch may hand out, as Python prints them.
+    const py::object text = py::reinterpret_steal<py::object>(PyObject_Str(object));
+    const auto utf8 = text ? utf8_of(text) : std::nullopt;
+    if (!utf8) return false;
+    out += *utf8;
   }
+  return true;
 }
 
-// A tensor input's concrete value is written as "".
-void append_concrete_input(std::string& out, py::handle value) {
+// A recorded argument is written as its value; a tensor or an unrecorded one (None) as "".
+bool append_concrete_input(std::string& out, py::handle value) {
   std::string text;
-  if (!value.is_none()) append_concrete_value(text, value);
+  if (!value.is_none() && !append_concrete_value(text, value)) return false;
   append_json_string(out, text);
+  return true;
 }
 
-// The members torch.profiler writes for an operator recorded with shapes.
-std::string input_args(py::handle event) {
-  std::string args = "\"Input Dims\": ";
-  append_list(args, event.attr("shapes")(), append_shape);
-  args += ", \"Input type\": ";
-  append_list(args, event.attr("dtypes")(), append_string_item);
-  args += ", \"Input Strides\": ";
-  append_list(args, event.attr("structured_input_strides")(), append_shape);
-  args += ", \"Concrete Inputs\": ";
-  append_list(args, event.attr("concrete_inputs")(), append_concrete_input);
-  return args;
-}
+// str -> StringId for names read from torch: most names repeat, so the global table (a mutex
+// and a copy) is reached once per distinct name.
+class NameCache {
+ public:
+  StringId intern(std::string_view name) {
+    const auto found = ids_.find(name);
+    if (found != ids_.end()) return found->second;
+    const StringId id = global_strings().intern(name);
+    ids_.emplace(names_.emplace_back(name), id);
+    return id;
+  }
+
+ private:
+  std::deque<std::string> names_;  // the keys' storage: a deque keeps them in place as it grows
+  std::unordered_map<std::string_view, StringId> ids_;
+};
+
+// Reads torch's events into completed ranges. An event whose name, times or thread cannot be
+// read is skipped; an input field that cannot be read is left out of that event's arguments.
+// Both are counted, never fatal: one odd operator must not cost the others.
+class EventImporter {
+ public:
+  explicit EventImporter(bool with_inputs) : with_inputs_(with_inputs) {}
+
+  void read(py::handle event) {
+    const EventMethods& m = methods();
+    const py::object name_object = fields_.call(event, m.name);
+    const auto name = name_object ? utf8_of(name_object) : std::nullopt;
+    if (name_object && !name) fields_.note_failure(m.name);
+    if (name && (*name == "[memory]" || *name == "[OutOfMemory]")) return;  // read with the memory events
+    const auto begin_ns = fields_.call_int(event, m.start_ns);
+    const auto end_ns = fields_.call_int(event, m.end_ns);
+    const auto os_tid = fields_.call_int(event, m.os_thread);
+    if (!name || !begin_ns || !end_ns || !os_tid) {
+      ++skipped_events_;
+      return;
+    }
+    CompletedRange range;
+    range.os_tid = *os_tid;
+    range.begin_ns = *begin_ns - unix_offset_ns_;
+    range.end_ns = *end_ns - unix_offset_ns_;
+    range.name = names_.intern(*name);
+    range.category = is_user_annotation(event) ? user_annotation_ : cpu_op_;
+    range.sequence = fields_.call_int(event, m.sequence).value_or(-1);
+    if (with_inputs_) range.args = input_args(event);
+    note_thread(event, range.os_tid);
+    ranges_.push_back(range);
+  }
+
+  std::vector<CompletedRange> take_ranges() { return std::move(ranges_); }
+  const py::dict& os_thread_ids() const { return os_thread_ids_; }
+  uint64_t skipped_events() const { return skipped_events_; }
+  uint64_t failed_reads() const { return fields_.failures(); }
+  const std::string& first_failure() const { return fields_.first_failure(); }
+
+ private:
+  // torch files a range under user_annotation by its RecordScope, which a "scope" keyword input
+  // sets (torch.compile's "## Call CompiledFxGraph <key> ##"); keyword inputs are recorded only
+  // with shapes, so without them torch.profiler files such a range under cpu_op.
+  bool is_user_annotation(py::handle event) {
+    const EventMethods& m = methods();
+    if (!fields_.call_bool(event, m.user_annotation).value_or(false)) return false;
+    if (with_inputs_) return true;
+    const py::object keywords = fields_.call(event, m.keyword_inputs);
+    if (!keywords || !PyDict_Check(keywords.ptr())) return true;
+    return PyDict_GetItemString(keywords.ptr(), "scope") == nullptr;
+  }
+
+  // The members torch.profiler writes for an operator recorded with shapes, each one left out
+  // if it cannot be read.
+  StringId input_args(py::handle event) {
+    const EventMethods& m = methods();
+    args_.clear();
+    append_member("Input Dims", event, m.shapes, append_nested_ints);
+    append_member("Input type", event, m.dtypes, append_json_string_item);
+    append_member("Input Strides", event, m.strides, append_nested_ints);
+    append_member("Concrete Inputs", event, m.concrete_inputs, append_concrete_input);
+    return args_.empty() ? kEmptyString : global_strings().intern(args_);
+  }
+
+  template <typename AppendItem>
+  void append_member(std::string_view key, py::handle event, const InternedName& method, AppendItem&& append_item) {
+    const py::object items = fields_.call(event, method);
+    if (!items) return;
+    const size_t mark = args_.size();
+    if (!args_.empty()) args_ += ", ";
+    append_json_string(args_, key);
+    args_ += ": ";
+    if (!append_list(args_, items, append_item)) {
+      args_.resize(mark);
+      fields_.note_failure(method);
+    }
+  }
+
+  // torch names threads by its own ids, the trace by OS ids; the memory reader needs the map.
+  void note_thread(py::handle event, int64_t os_tid) {
+    if (!seen_threads_.emplace(os_tid, true).second) return;
+    const py::object torch_tid = fields_.call(event, methods().torch_thread);
+    if (torch_tid) os_thread_ids_[torch_tid] = os_tid;
+  }
+
+  const bool with_inputs_;
+  const int64_t unix_offset_ns_ = monotonic_to_unix_offset_ns();
+  const StringId cpu_op_ = global_strings().intern("cpu_op");
+  const StringId user_annotation_ = global_strings().intern("user_annotation");
+  FieldReader fields_;
+  NameCache names_;
+  std::string args_;
+  std::vector<CompletedRange> ranges_;
+  std::unordered_map<int64_t, bool> seen_threads_;
+  py::dict os_thread_ids_;
+  uint64_t skipped_events_ = 0;
+};
 
 // One range per CPU operator or user annotation of `events` (a torch _ProfilerResult's
-// events()), with its inputs if asked; memory and Python events are left to their own readers.
-py::tuple import_torch_events(py::iterable events, bool with_inputs) {
-  static const StringId cpu_op = global_strings().intern("cpu_op");
-  static const StringId user_annotation = global_strings().intern("user_annotation");
-  const int64_t unix_offset_ns = monotonic_to_unix_offset_ns();
-  std::vector<CompletedRange> ranges;
-  py::dict os_thread_ids;  // torch's own thread ids -> OS thread ids
-  for (py::handle event : events) {
-    if (event.attr("is_python_function")().cast<bool>()) continue;
-    const std::string name = event.attr("name")().cast<std::string>();
-    if (name == "[memory]" || name == "[OutOfMemory]") continue;
-    CompletedRange range;
-    range.os_tid = event.attr("device_resource_id")().cast<int64_t>();
-    os_thread_ids[event.attr("start_thread_id")()] = range.os_tid;
-    range.begin_ns = event.attr("start_ns")().cast<int64_t>() - unix_offset_ns;
-    range.end_ns = event.attr("end_ns")().cast<int64_t>() - unix_offset_ns;
-    range.name = global_strings().intern(name);
-    range.category = event.attr("is_user_annotation")().cast<bool>() ? user_annotation : cpu_op;
-    if (with_inputs) range.args = global_strings().intern(input_args(event));
-    range.sequence = event.attr("sequence_nr")().cast<int64_t>();
-    ranges.push_back(range);
-  }
+// events()), with its inputs if asked; memory events are left to their own reader.
+py::dict import_torch_events(py::iterable events, bool with_inputs) {
+  EventImporter importer(with_inputs);
+  for (py::handle event : events) importer.read(event);
+  std::vector<CompletedRange> ranges = importer.take_ranges();
   const size_t count = ranges.size();
   Recorder::instance().add_completed(std::move(ranges));
-  return py::make_tuple(count, os_thread_ids);
+  Recorder::instance().add_import_losses({importer.skipped_events(), importer.failed_reads()});
+  py::dict result;
+  result["imported"] = count;
+  result["os_thread_ids"] = importer.os_thread_ids();
+  result["skipped_events"] = importer.skipped_events();
+  result["failed_reads"] = importer.failed_reads();
+  result["first_failure"] = importer.first_failure();
+  return result;
 }
 
 }  // namespace
 
 void add_torch_results(py::module_& module) {
   module.def("import_torch_events", &import_torch_events, py::arg("events"), py::arg("with_inputs") = true,
-             "Add the CPU operators of torch.autograd._disable_profiler().events() to the recorder;\n"
-             "returns how many, and a dict from torch's thread ids to OS thread ids.");
+             "Add the CPU operators of torch.autograd._disable_profiler().events() to the recorder.\n"
+             "Returns a dict: imported (ranges added), os_thread_ids (torch's thread ids -> OS ids),\n"
+             "skipped_events (unreadable, left out), failed_reads (fields left out, events skipped\n"
+             "included) and first_failure (what the first failed read raised, or '').");
 }
 
 }  // namespace perfprof::bindings

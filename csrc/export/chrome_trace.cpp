@@ -72,18 +72,9 @@ class ChromeTraceWriter {
   }
 
   void write_stats() {
-    const TraceStats& s = model_.stats;
-    const std::pair<const char*, uint64_t> counts[] = {
-        {"dropped_events", s.dropped_events},
-        {"unmatched_range_ends", s.unmatched_range_ends},
-        {"unfinished_ranges", s.unfinished_ranges},
-        {"async_ranges", s.async_ranges},
-        {"events_before_window", s.events_before_window},
-        {"gpu_dropped_records", s.gpu_dropped_records},
-    };
     text_ += "  \"perfprofStats\": {";
     const char* separator = "";
-    for (const auto& [name, value] : counts) {
+    for (const auto& [name, value] : model_.stats.named()) {
       fmt::format_to(std::back_inserter(text_), "{}\"{}\": {}", separator, name, value);
       separator = ", ";
     }

@@ -130,6 +130,12 @@ void Recorder::add_observed_tensors(std::vector<memory::ObservedTensor> tensors)
   observed_tensors_.insert(observed_tensors_.end(), tensors.begin(), tensors.end());
 }
 
+void Recorder::add_import_losses(ImportLosses losses) {
+  std::lock_guard<std::mutex> lock(imported_mutex_);
+  import_losses_.events += losses.events;
+  import_losses_.failed_reads += losses.failed_reads;
+}
+
 void Recorder::discard() {
   for_each_buffer([](ThreadBuffer& buffer) {
     buffer.consume(nullptr);
@@ -139,6 +145,7 @@ void Recorder::discard() {
   completed_.clear();
   memory_ = {};
   observed_tensors_.clear();
+  import_losses_ = {};
 }
 
 CollectedEvents Recorder::collect() {
@@ -153,6 +160,7 @@ CollectedEvents Recorder::collect() {
   collected.completed.swap(completed_);
   collected.memory = std::exchange(memory_, {});
   collected.observed_tensors.swap(observed_tensors_);
+  collected.import_losses = std::exchange(import_losses_, {});
   return collected;
 }
 

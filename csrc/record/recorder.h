@@ -51,12 +51,20 @@ struct CompletedRange {
   int64_t sequence = -1;  // autograd sequence number, -1 for none
 };
 
+// What could not be read when importing another profiler's results: events left out, and reads
+// that failed (an event skipped for its name or times, or one field left out of an event).
+struct ImportLosses {
+  uint64_t events = 0;
+  uint64_t failed_reads = 0;
+};
+
 struct CollectedEvents {
   std::vector<ThreadEvents> threads;
   uint64_t dropped_events = 0;
   std::vector<CompletedRange> completed;
   memory::MemoryEvents memory;
   std::vector<memory::ObservedTensor> observed_tensors;
+  ImportLosses import_losses;
 };
 
 class Recorder {
@@ -99,6 +107,7 @@ class Recorder {
   // Adds what memory profiling read from torch, and tensors seen in known roles.
   void add_memory(memory::MemoryEvents events);
   void add_observed_tensors(std::vector<memory::ObservedTensor> tensors);
+  void add_import_losses(ImportLosses losses);
 
   // Names the calling thread (registering its buffer if needed), or a live thread by OS id.
   void name_current_thread(std::string name) noexcept;
@@ -124,6 +133,7 @@ class Recorder {
   std::vector<CompletedRange> completed_;
   memory::MemoryEvents memory_;
   std::vector<memory::ObservedTensor> observed_tensors_;
+  ImportLosses import_losses_;
   uint32_t next_buffer_index_ = 0;
 };
 

@@ -40,12 +40,16 @@ ThreadCaches& thread_caches() {
   return caches;
 }
 
-// torch's own record_function scopes ("Optimizer.step#SGD.step", "enumerate(DataLoader)#...")
-// carry a '#'; torch.profiler files them under user_annotation, not cpu_op.
+// The observers give a name, not torch's RecordScope, so the category torch.profiler would give
+// is read from the name. torch's own record_function scopes ("Optimizer.step#SGD.step",
+// "enumerate(DataLoader)#...") carry a '#' and are user annotations; torch.compile's
+// "## Call CompiledFxGraph <key> ##" ranges carry '#' too, but torch files them under cpu_op
+// (user_annotation only when it records their keyword inputs, with shapes).
 StringId category_of(std::string_view name) {
   static const StringId cpu_op = global_strings().intern("cpu_op");
   static const StringId user_annotation = global_strings().intern("user_annotation");
-  return name.find('#') == std::string_view::npos ? cpu_op : user_annotation;
+  const bool compiled_graph = name.substr(0, 3) == "## ";
+  return name.find('#') == std::string_view::npos || compiled_graph ? cpu_op : user_annotation;
 }
 
 std::string input_dims_args(std::string_view sizes) {

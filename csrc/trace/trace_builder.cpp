@@ -359,6 +359,8 @@ TraceModel build_trace(CollectedEvents collected, const CollectionWindow& window
   model.pid = getpid();
   model.process_name = read_process_name();
   model.stats.dropped_events = collected.dropped_events;
+  model.stats.unreadable_torch_events = collected.import_losses.events;
+  model.stats.unreadable_torch_fields = collected.import_losses.failed_reads;
 
   std::sort(collected.threads.begin(), collected.threads.end(),
             [](const ThreadEvents& a, const ThreadEvents& b) { return a.index < b.index; });

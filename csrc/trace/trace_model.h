@@ -1,8 +1,10 @@
 #pragma once
 // One collected trace: the single model every exporter reads. Struct of arrays, interned names.
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/string_table.h"
@@ -60,6 +62,20 @@ struct TraceStats {
   uint64_t async_ranges = 0;           // exported as async slices (cross-thread or overlapping)
   uint64_t events_before_window = 0;   // warm-up stragglers dropped at the window start
   uint64_t gpu_dropped_records = 0;    // CUPTI records lost (no buffer space)
+  uint64_t unreadable_torch_events = 0;  // operators torch recorded that could not be read
+  uint64_t unreadable_torch_fields = 0;  // reads of torch's results that failed (fields left out)
+
+  // Every count with the name exports give it ("perfprofStats"), in a stable order.
+  std::array<std::pair<const char*, uint64_t>, 8> named() const {
+    return {{{"dropped_events", dropped_events},
+             {"unmatched_range_ends", unmatched_range_ends},
+             {"unfinished_ranges", unfinished_ranges},
+             {"async_ranges", async_ranges},
+             {"events_before_window", events_before_window},
+             {"gpu_dropped_records", gpu_dropped_records},
+             {"unreadable_torch_events", unreadable_torch_events},
+             {"unreadable_torch_fields", unreadable_torch_fields}}};
+  }
 };
 
 struct GpuTrace {

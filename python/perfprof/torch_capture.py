@@ -30,10 +30,10 @@ import os
 import sys
 import threading
 from dataclasses import dataclass
-from typing import Optional
+from typing import Any, Optional
 
 from . import _core
-from ._logging import warn_once
+from ._logging import logger, warn_once
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
@@ -53,6 +53,7 @@ class _ThreadState(threading.local):
     def __init__(self) -> None:
         self.options: Optional[CaptureOptions] = None  # capturing on this thread
         self.torch_state: Optional[str] = None  # the ProfilerState name switched on here
+        self.profiler_flag_used = False
         self.module_wrapper_used = False
 
 
@@ -62,6 +63,8 @@ _stubs_error: Optional[str] = None  # None: not tried yet
 _kineto_thread: Optional[int] = None  # the thread using torch's own profiler state
 _module_call_users = 0
 _module_call_wrapper: Optional[_core.ModuleCallWrapper] = None
+_profiler_flag_users = 0  # threads capturing operators, for torch's "profiler enabled" flag
+_profiler_flag_set_here = False  # perfprof, not torch.profiler, set that flag
 
 
 def torch_loaded() -> bool:
@@ -91,6 +94,7 @@ def start_thread(options: CaptureOptions) -> None:
     if torch_loaded():
         if _install_stubs():
             _thread.torch_state = _enable_torch_state(options)
+            _use_profiler_flag()
         if options.with_modules:
             _use_module_call_wrapper()
             _thread.module_wrapper_used = True
@@ -110,6 +114,8 @@ def stop_thread() -> None:
     if _thread.torch_state is not None:
         _disable_torch_state(_thread.torch_state, options)
         _thread.torch_state = None
+    if _thread.profiler_flag_used:
+        _release_profiler_flag()
     if _thread.module_wrapper_used:
         _core.module_calls_capture(False)
         _release_module_call_wrapper()
@@ -157,7 +163,6 @@ def _enable_torch_state(options: CaptureOptions) -> Optional[str]:
 def _claim_kineto() -> bool:
     global _kineto_thread
     import torch
-    import torch.autograd.profiler as autograd_profiler
 
     if torch.version.cuda is not None and not _core.gpu_collecting():
         # On CUDA builds torch's state subscribes to CUPTI for the rest of the process, which
@@ -167,7 +172,7 @@ def _claim_kineto() -> bool:
                   "recorded only when CUDA activity is collected too; shapes are recorded without them")
         return False
     with _lock:
-        if _kineto_thread is None and not autograd_profiler._is_profiler_enabled:
+        if _kineto_thread is None and not _torch_profiler_running():
             _kineto_thread = threading.get_ident()
             return True
     warn_once("kineto-busy", "perfprof: torch's profiler is in use elsewhere in the process; operators are "
@@ -196,17 +201,69 @@ def _disable_torch_state(state: str, options: CaptureOptions) -> None:
     _release_kineto()
     if result is None:
         return
-    try:
-        _, os_thread_ids = _core.import_torch_events(result.events(),
-                                                     with_inputs=options.record_shapes or options.exact_inputs)
-    except Exception as error:  # a torch version whose events differ: report, never fail the job
-        warn_once("torch-import", f"perfprof: operators recorded by torch could not be read: {error!r}")
-        os_thread_ids = {}
+    os_thread_ids = _import_operators(result, options)
     if options.profile_memory:
         try:
             memory.import_torch_memory(result, os_thread_ids)
-        except Exception as error:
-            warn_once("torch-memory-import", f"perfprof: memory events recorded by torch could not be read: {error!r}")
+        except Exception as error:  # never fail the job for its profiler; said at every session
+            logger.warning("perfprof: memory events recorded by torch could not be read: %r", error)
+
+
+def _import_operators(result: Any, options: CaptureOptions) -> dict:
+    """Move the operators torch recorded into the recorder; returns torch's thread ids -> OS ids.
+
+    What cannot be read is left out, counted in the trace's ``perfprofStats`` and said here, at
+    every session: a later session's losses must not go unreported.
+    """
+    try:
+        imported = _core.import_torch_events(result.events(),
+                                             with_inputs=options.record_shapes or options.exact_inputs)
+    except Exception as error:  # a torch version whose results differ entirely: report, never fail
+        logger.warning("perfprof: operators recorded by torch could not be read: %r", error)
+        return {}
+    if imported["failed_reads"]:
+        logger.warning("perfprof: %d operators recorded by torch could not be read and %d reads of their "
+                       "fields failed (left out, counted in perfprofStats); the first: %s",
+                       imported["skipped_events"], imported["failed_reads"], imported["first_failure"])
+    return imported["os_thread_ids"]
+
+
+# -- torch's "profiler enabled" flag ----------------------------------------------------------------
+# torch emits some ranges only while torch.autograd.profiler._is_profiler_enabled is set, as
+# torch.profiler sets it while it runs: torch.compile's "## Call CompiledFxGraph <key> ##",
+# "Pregraph bytecode" and "AOTDispatcher Runtime Wrapper Prologue", which show which compiled graph
+# used the time. perfprof sets it too while some thread captures operators, and remembers that it
+# did, so that it still tells a torch.profiler session from its own (_torch_profiler_running).
+
+def _use_profiler_flag() -> None:
+    global _profiler_flag_users, _profiler_flag_set_here
+    import torch.autograd.profiler as autograd_profiler
+
+    with _lock:
+        _profiler_flag_users += 1
+        _thread.profiler_flag_used = True
+        if not autograd_profiler._is_profiler_enabled:
+            autograd_profiler._is_profiler_enabled = True
+            _profiler_flag_set_here = True
+
+
+def _release_profiler_flag() -> None:
+    global _profiler_flag_users, _profiler_flag_set_here
+    import torch.autograd.profiler as autograd_profiler
+
+    with _lock:
+        _profiler_flag_users -= 1
+        _thread.profiler_flag_used = False
+        if _profiler_flag_users == 0 and _profiler_flag_set_here:
+            autograd_profiler._is_profiler_enabled = False
+            _profiler_flag_set_here = False
+
+
+def _torch_profiler_running() -> bool:
+    """True while a torch.profiler (or autograd profiler) session runs in this process."""
+    import torch.autograd.profiler as autograd_profiler
+
+    return autograd_profiler._is_profiler_enabled and not _profiler_flag_set_here
 
 
 # -- module calls ---------------------------------------------------------------------------------

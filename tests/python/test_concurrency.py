@@ -28,8 +28,7 @@ def test_eight_threads_times_one_hundred_thousand_ranges():
 
     ranges = prof.trace.ranges()
     assert len(ranges) == THREADS * RANGES_PER_THREAD
-    assert prof.trace.stats == dict(dropped_events=0, unmatched_range_ends=0, unfinished_ranges=0,
-                                    async_ranges=0, events_before_window=0, gpu_dropped_records=0)
+    assert set(prof.trace.stats.values()) == {0}, prof.trace.stats
     by_thread = defaultdict(list)
     for name, category, tid, begin, end, end_tid, flags in ranges:
         assert category == "user_annotation" and end_tid == tid and begin <= end and flags == 0

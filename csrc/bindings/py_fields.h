@@ -1,0 +1,105 @@
+#pragma once
+// Reading many fields of Python objects from C++ quickly and without letting one bad field stop
+// the rest. Used where perfprof reads what torch's profiler recorded: tens of thousands of
+// objects, a dozen fields each, at the stop of a profiling session that the user waits for.
+//
+// pybind11's `obj.attr("name")()` builds a new str for the name and goes through pybind11's
+// call machinery on every read. Here names are interned once and methods are called through the
+// vectorcall protocol; results are plain PyObject references in pybind11 handles (RAII).
+// Every failure is counted and the first one kept, so the caller can name it in one warning.
+#include <Python.h>
+#include <pybind11/pybind11.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace perfprof::bindings {
+
+// An attribute name interned on construction (the GIL must be held) and kept for the process.
+class InternedName {
+ public:
+  explicit InternedName(const char* name) : name_(PyUnicode_InternFromString(name)), text_(name) {}
+  PyObject* get() const { return name_; }
+  const char* text() const { return text_; }
+
+ private:
+  PyObject* name_;  // immortal in practice: never released, like CPython's own interned names
+  const char* text_;
+};
+
+// The UTF-8 text of a str, valid while `text` lives; nullopt (error set) for anything else.
+inline std::optional<std::string_view> utf8_of(pybind11::handle text) {
+  Py_ssize_t size = 0;
+  const char* data = PyUnicode_Check(text.ptr()) ? PyUnicode_AsUTF8AndSize(text.ptr(), &size) : nullptr;
+  if (data == nullptr) {
+    if (!PyErr_Occurred()) PyErr_Format(PyExc_TypeError, "expected str, got %s", Py_TYPE(text.ptr())->tp_name);
+    return std::nullopt;
+  }
+  return std::string_view(data, static_cast<size_t>(size));
+}
+
+// Calls methods and converts their results, counting every read that raised or returned
+// something of another type. The Python error of a failed read is cleared after it is noted.
+class FieldReader {
+ public:
+  // obj.method(): the result, or a null object after a failure.
+  pybind11::object call(pybind11::handle obj, const InternedName& method) {
+    PyObject* args[] = {obj.ptr()};
+    PyObject* result = PyObject_VectorcallMethod(method.get(), args, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, nullptr);
+    if (result == nullptr) note_failure(method);
+    return pybind11::reinterpret_steal<pybind11::object>(result);
+  }
+
+  std::optional<int64_t> call_int(pybind11::handle obj, const InternedName& method) {
+    const pybind11::object value = call(obj, method);
+    if (!value) return std::nullopt;
+    const long long number = PyLong_AsLongLong(value.ptr());
+    if (number == -1 && PyErr_Occurred()) {
+      note_failure(method);
+      return std::nullopt;
+    }
+    return number;
+  }
+
+  std::optional<bool> call_bool(pybind11::handle obj, const InternedName& method) {
+    const pybind11::object value = call(obj, method);
+    if (!value) return std::nullopt;
+    const int truth = PyObject_IsTrue(value.ptr());
+    if (truth < 0) {
+      note_failure(method);
+      return std::nullopt;
+    }
+    return truth != 0;
+  }
+
+  // Counts a failure of the read named `what` (clearing the Python error, if one is set).
+  void note_failure(const InternedName& what) { note_failure(std::string_view(what.text())); }
+  void note_failure(std::string_view what) {
+    ++failures_;
+    if (first_failure_.empty()) first_failure_ = describe(what);
+    PyErr_Clear();
+  }
+
+  uint64_t failures() const { return failures_; }
+  // "name: ExceptionType: message" of the first failure, or "" when none.
+  const std::string& first_failure() const { return first_failure_; }
+
+ private:
+  // `what`, then the pending Python error as "Type: message" (pybind11 fetches and clears it).
+  static std::string describe(std::string_view what) {
+    std::string text(what);
+    if (PyErr_Occurred()) {
+      const pybind11::error_already_set error;
+      text += ": ";
+      text += error.what();
+    }
+    return text;
+  }
+
+  uint64_t failures_ = 0;
+  std::string first_failure_;
+};
+
+}  // namespace perfprof::bindings
