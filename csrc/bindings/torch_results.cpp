@@ -139,15 +139,17 @@ class NameCache {
 // Both are counted, never fatal: one odd operator must not cost the others.
 class EventImporter {
  public:
-  explicit EventImporter(bool with_inputs) : with_inputs_(with_inputs) {}
+  EventImporter(bool with_inputs, int64_t since_ns) : with_inputs_(with_inputs), since_ns_(since_ns) {}
 
   void read(py::handle event) {
     const EventMethods& m = methods();
+    // Warm-up steps are recorded and then dropped: the begin alone tells, one read instead of a dozen.
+    const auto begin_ns = fields_.call_int(event, m.start_ns);
+    if (begin_ns && *begin_ns - unix_offset_ns_ < since_ns_) return;
     const py::object name_object = fields_.call(event, m.name);
     const auto name = name_object ? utf8_of(name_object) : std::nullopt;
     if (name_object && !name) fields_.note_failure(m.name);
     if (name && (*name == "[memory]" || *name == "[OutOfMemory]")) return;  // read with the memory events
-    const auto begin_ns = fields_.call_int(event, m.start_ns);
     const auto end_ns = fields_.call_int(event, m.end_ns);
     const auto os_tid = fields_.call_int(event, m.os_thread);
     if (!name || !begin_ns || !end_ns || !os_tid) {
@@ -186,7 +188,7 @@ class EventImporter {
   }
 
   // The members torch.profiler writes for an operator recorded with shapes, each one left out
-  // if it cannot be read.
+  // if it is empty (an operator without inputs) or cannot be read.
   StringId input_args(py::handle event) {
     const EventMethods& m = methods();
     args_.clear();
@@ -201,6 +203,7 @@ class EventImporter {
   void append_member(std::string_view key, py::handle event, const InternedName& method, AppendItem&& append_item) {
     const py::object items = fields_.call(event, method);
     if (!items) return;
+    if (is_sequence(items) && PyObject_Length(items.ptr()) == 0) return;  // torch writes no empty member
     const size_t mark = args_.size();
     if (!args_.empty()) args_ += ", ";
     append_json_string(args_, key);
@@ -219,6 +222,7 @@ class EventImporter {
   }
 
   const bool with_inputs_;
+  const int64_t since_ns_;
   const int64_t unix_offset_ns_ = monotonic_to_unix_offset_ns();
   const StringId cpu_op_ = global_strings().intern("cpu_op");
   const StringId user_annotation_ = global_strings().intern("user_annotation");
@@ -232,9 +236,10 @@ class EventImporter {
 };
 
 // One range per CPU operator or user annotation of `events` (a torch _ProfilerResult's
-// events()), with its inputs if asked; memory events are left to their own reader.
-py::dict import_torch_events(py::iterable events, bool with_inputs) {
-  EventImporter importer(with_inputs);
+// events()) begun at `since_ns` (now_ns() clock) or later, with its inputs if asked; memory
+// events are left to their own reader.
+py::dict import_torch_events(py::iterable events, bool with_inputs, int64_t since_ns) {
+  EventImporter importer(with_inputs, since_ns);
   for (py::handle event : events) importer.read(event);
   std::vector<CompletedRange> ranges = importer.take_ranges();
   const size_t count = ranges.size();
@@ -253,7 +258,9 @@ py::dict import_torch_events(py::iterable events, bool with_inputs) {
 
 void add_torch_results(py::module_& module) {
   module.def("import_torch_events", &import_torch_events, py::arg("events"), py::arg("with_inputs") = true,
-             "Add the CPU operators of torch.autograd._disable_profiler().events() to the recorder.\n"
+             py::arg("since_ns") = 0,
+             "Add the CPU operators of torch.autograd._disable_profiler().events() begun at since_ns\n"
+             "(now_ns() clock) or later to the recorder.\n"
              "Returns a dict: imported (ranges added), os_thread_ids (torch's thread ids -> OS ids),\n"
              "skipped_events (unreadable, left out), failed_reads (fields left out, events skipped\n"
              "included) and first_failure (what the first failed read raised, or '').");
