@@ -49,12 +49,13 @@ bool is_sequence(py::handle value) { return PyList_Check(value.ptr()) || PyTuple
 template <typename AppendItem>
 bool append_list(std::string& out, py::handle items, AppendItem&& append_item) {
   if (!is_sequence(items)) return false;
+  PyObject* const sequence = items.ptr();
+  const Py_ssize_t size = PySequence_Fast_GET_SIZE(sequence);
+  PyObject** const item = PySequence_Fast_ITEMS(sequence);
   out += '[';
-  bool first = true;
-  for (py::handle item : items) {
-    if (!first) out += ", ";
-    first = false;
-    if (!append_item(out, item)) return false;
+  for (Py_ssize_t i = 0; i < size; ++i) {
+    if (i > 0) out += ", ";
+    if (!append_item(out, py::handle(item[i]))) return false;
   }
   out += ']';
   return true;
@@ -117,9 +118,9 @@ bool append_concrete_input(std::string& out, py::handle value) {
   return true;
 }
 
-// str -> StringId for names read from torch: most names repeat, so the global table (a mutex
-// and a copy) is reached once per distinct name.
-class NameCache {
+// Text -> StringId for what is read from torch: most texts repeat, so the global table (a mutex
+// and a copy) is reached once per distinct text.
+class StringCache {
  public:
   StringId intern(std::string_view name) {
     const auto found = ids_.find(name);
@@ -196,7 +197,7 @@ class EventImporter {
     append_member("Input type", event, m.dtypes, append_json_string_item);
     append_member("Input Strides", event, m.strides, append_nested_ints);
     append_member("Concrete Inputs", event, m.concrete_inputs, append_concrete_input);
-    return args_.empty() ? kEmptyString : global_strings().intern(args_);
+    return args_.empty() ? kEmptyString : input_texts_.intern(args_);
   }
 
   template <typename AppendItem>
@@ -227,7 +228,8 @@ class EventImporter {
   const StringId cpu_op_ = global_strings().intern("cpu_op");
   const StringId user_annotation_ = global_strings().intern("user_annotation");
   FieldReader fields_;
-  NameCache names_;
+  StringCache names_;
+  StringCache input_texts_;  // most operators repeat their inputs step after step
   std::string args_;
   std::vector<CompletedRange> ranges_;
   std::unordered_map<int64_t, bool> seen_threads_;
@@ -240,7 +242,10 @@ class EventImporter {
 // events are left to their own reader.
 py::dict import_torch_events(py::iterable events, bool with_inputs, int64_t since_ns) {
   EventImporter importer(with_inputs, since_ns);
-  for (py::handle event : events) importer.read(event);
+  {
+    const GcPause no_collections_while_reading;
+    for (py::handle event : events) importer.read(event);
+  }
   std::vector<CompletedRange> ranges = importer.take_ranges();
   const size_t count = ranges.size();
   Recorder::instance().add_completed(std::move(ranges));
