@@ -181,6 +181,8 @@ PyMethodDef module_call_methods[] = {
 
 }  // namespace
 
+StringId module_call_name(PyObject* module) { return module_name(module); }
+
 bool add_module_calls(PyObject* module) {
   if (PyModule_AddFunctions(module, module_call_methods) != 0) return false;
   PyObject* type = PyType_FromSpec(&wrapper_spec);

@@ -5,9 +5,15 @@
 // so a module call costs a vectorcall and a map lookup more, not a Python frame.
 #include <Python.h>
 
+#include "common/string_table.h"
+
 namespace perfprof::bindings {
 
 // Adds the ModuleCallWrapper type, module_calls_capture(on) and module_calls_reset_names().
 bool add_module_calls(PyObject* module);
+
+// torch.profiler's name for a call of `module` ("nn.Module: Linear_0"), numbered as the wrapper
+// numbers them; the Python tracer names Module.__call__ frames with it. Under the GIL.
+StringId module_call_name(PyObject* module);
 
 }  // namespace perfprof::bindings

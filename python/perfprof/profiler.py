@@ -120,6 +120,7 @@ class _KinetoProfile:
             self.prepare_trace()
         self._window_begin_ns = _core.now_ns()
         _core.discard()
+        torch_capture.window_begin()
         if self._collecting_gpu:
             _core.gpu_discard()
 

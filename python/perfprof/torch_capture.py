@@ -19,18 +19,21 @@ for ``profile_memory`` (``memory.py``). That state is process-wide inside torch 
 so one thread at a time may use it, and never while a torch.profiler session runs.
 
 Python calls (``with_stack``) come from C callbacks on the capturing threads, with or without
-torch (``csrc/bindings/python_tracer.cpp``: sys.monitoring on 3.12+, a profile hook before). Module calls (``with_modules``) come from a C wrapper put in
-place of ``torch.nn.Module.__call__`` while some thread captures them
-(``csrc/bindings/module_calls.cpp``). The alternatives cost more per *operator*: any global module hook sends every
-module call down torch's slower hook-running path, and a profile hook runs on every Python call.
+torch (``csrc/bindings/python_tracer.cpp``: sys.monitoring on 3.12+, a profile hook before),
+named as torch.profiler names them, module calls included. Module calls for ``with_modules``
+without ``with_stack`` come from a C wrapper put in place of ``torch.nn.Module.__call__`` while
+some thread captures them (``csrc/bindings/module_calls.cpp``). The alternatives cost more per
+*operator*: any global module hook sends every module call down torch's slower hook-running path,
+and a profile hook runs on every Python call.
 """
 from __future__ import annotations
 
 import os
+import site
 import sys
 import threading
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, List, Optional
 
 from . import _core
 from ._logging import logger, warn_once
@@ -95,11 +98,12 @@ def start_thread(options: CaptureOptions) -> None:
         if _install_stubs():
             _thread.torch_state = _enable_torch_state(options)
             _use_profiler_flag()
-        if options.with_modules:
+        # With with_stack the Python tracer names module calls, as torch.profiler's does.
+        if options.with_modules and not options.with_stack:
             _use_module_call_wrapper()
             _thread.module_wrapper_used = True
             _core.module_calls_capture(True)
-    if options.with_stack and not _core.python_tracer_install(_PACKAGE_DIR):
+    if options.with_stack and not _core.python_tracer_install(_PACKAGE_DIR, _path_prefixes(), _module_call_code()):
         warn_once("python-tracer", "perfprof: with_stack: another tool holds what perfprof traces with (a "
                   "profile hook such as cProfile's before Python 3.12; every sys.monitoring tool id from 3.12); "
                   "Python calls are not captured")
@@ -130,9 +134,42 @@ def stop_thread(window_begin_ns: int = 0) -> Any:
         _core.python_tracer_uninstall()
 
 
+def window_begin() -> None:
+    """The kept window begins (the recorder was just emptied): the Python frames running on this
+    thread are recorded as beginning now, and built-ins are named afresh (with_stack)."""
+    _core.python_tracer_window_begin()
+
+
 def reset_module_names() -> None:
     """Module instance numbers (``Linear_0``, ``Linear_1``) restart with each profiler."""
     _core.module_calls_reset_names()
+
+
+# -- Python calls (with_stack) -------------------------------------------------------------------
+
+_path_prefix_list: Optional[List[str]] = None
+
+
+def _path_prefixes() -> List[str]:
+    """What torch.profiler removes from the start of file names (torch.profiler.python_tracer):
+    the site and sys.path directories, and the one holding torch, longest first. Taken once per
+    process, at the first with_stack session, as torch takes it once."""
+    global _path_prefix_list
+    if _path_prefix_list is None:
+        paths = [*site.getsitepackages(), *sys.path, site.getuserbase(), site.getusersitepackages()]
+        if torch_loaded():
+            paths.append(os.path.dirname(os.path.dirname(sys.modules["torch"].__file__)))
+        _path_prefix_list = [path + os.sep for path in sorted({os.path.abspath(p) for p in paths}, reverse=True)]
+    return _path_prefix_list
+
+
+def _module_call_code() -> Any:
+    """The code of ``torch.nn.Module.__call__`` (of the function perfprof's wrapper stands in for),
+    whose frames torch.profiler names by their module; None without torch."""
+    if not torch_loaded():
+        return None
+    call = sys.modules["torch"].nn.Module.__dict__.get("__call__")
+    return getattr(getattr(call, "replaced", call), "__code__", None)
 
 
 # -- torch's observer state -----------------------------------------------------------------------
