@@ -14,7 +14,8 @@ from torch import nn  # noqa: E402
 from torch.profiler import ProfilerActivity  # noqa: E402
 
 import perfprof  # noqa: E402
-from trace_checks import load_trace, masked_address  # noqa: E402
+from python_calls import masked_address  # noqa: E402
+from trace_checks import load_trace  # noqa: E402
 
 Key = Tuple[str, ...]
 
@@ -73,7 +74,7 @@ def assert_same_counts(theirs: Dict[Key, int], ours: Dict[Key, int]) -> None:
 
 # Frame names are the Python tracers': both write torch's names, built-in methods with the address
 # of the object their first call was bound to, which differs between any two runs when that object
-# is a temporary; compared without it (trace_checks.py).
+# is a temporary; compared without it (python_calls.py).
 def frame_name(name: str) -> str:
     return masked_address(name)
 

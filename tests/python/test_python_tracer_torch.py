@@ -1,7 +1,7 @@
 """with_stack beside torch.profiler: the same loop under both profilers in the same test gives the
 same python_function events (names and counts) and the same key_averages rows for them.
 
-What differs by construction is set aside, nothing else (trace_checks.py says why): torch's own
+What differs by construction is set aside, nothing else (python_calls.py says why): torch's own
 frames (its profiler.py frames and everything they call) and its calls on other threads (torch
 traces every Python thread alive when it starts, perfprof the threads that capture; earlier tests
 can leave idle threads behind) are left out of torch's side, its key_averages counts included,
@@ -24,7 +24,8 @@ transformers = pytest.importorskip("transformers")
 from torch import nn  # noqa: E402
 
 import perfprof  # noqa: E402
-from trace_checks import assert_slices_nest, load_trace, masked_address, split_torch_calls  # noqa: E402
+from python_calls import masked_address, split_torch_calls  # noqa: E402
+from trace_checks import assert_slices_nest, load_trace  # noqa: E402
 
 Step = Callable[[], None]
 

@@ -23,7 +23,8 @@ from torch.profiler._memory_profiler import MemoryProfile, MemoryProfileTimeline
 import perfprof  # noqa: E402
 from perfprof import ProfilerActivity  # noqa: E402
 from perfprof.memory import CATEGORIES  # noqa: E402
-from trace_checks import load_trace, masked_address, split_torch_calls  # noqa: E402
+from python_calls import masked_address, split_torch_calls  # noqa: E402
+from trace_checks import load_trace  # noqa: E402
 
 Step = Callable[[], None]
 
@@ -170,7 +171,7 @@ def perfprof_category_peaks(prof: perfprof.profile) -> Dict[str, int]:
 
 def rows_by_count(rows: Any, leave_out: Counter = Counter()) -> List[Tuple[str, int]]:
     """(key, count), most calls first. With with_stack: built-in names without their object address,
-    and the calls `leave_out` counts taken out (torch.profiler's own, its other threads'; trace_checks.py)."""
+    and the calls `leave_out` counts taken out (torch.profiler's own, its other threads'; python_calls.py)."""
     counts: Counter = Counter()
     for row in rows:
         counts[masked_address(row.key)] += row.count - leave_out.get(row.key, 0)

@@ -5,10 +5,8 @@ import glob
 import gzip
 import json
 import os
-import re
-import threading
-from collections import Counter, defaultdict
-from typing import Any, Dict, List, Optional, Set, Tuple
+from collections import defaultdict
+from typing import Any, Dict, List, Tuple
 
 import perfprof
 
@@ -28,60 +26,23 @@ def names(trace: Dict[str, Any], phase: str = "X") -> List[str]:
 
 
 def assert_slices_nest(trace: Dict[str, Any]) -> None:
-    """Every X slice lies inside, or entirely after, the slices open on its thread."""
-    by_thread: Dict[Any, List[Dict[str, Any]]] = defaultdict(list)
+    """Every X slice lies inside, or entirely after, the slices open on its thread.
+
+    Times are compared in integer nanoseconds: `ts` and `dur` have three decimals, and as floats
+    their sum can differ from an equal end by one ulp (~0.5 ns at 3e9 us)."""
+    by_thread: Dict[Any, List[Tuple[int, int, Dict[str, Any]]]] = defaultdict(list)
     for event in events(trace, "X"):
         assert event["dur"] >= 0, event
-        by_thread[(event["pid"], event["tid"])].append(event)
+        begin = round(event["ts"] * 1000)
+        by_thread[(event["pid"], event["tid"])].append((begin, begin + round(event["dur"] * 1000), event))
     for thread, slices in by_thread.items():
-        slices.sort(key=lambda e: (e["ts"], -e["dur"]))
-        open_ends: List[float] = []
-        for event in slices:
-            begin, end = event["ts"], event["ts"] + event["dur"]
-            # Times are written to the nanosecond; ts + dur is a float sum at ~1e9 us: half a ns of slack.
-            while open_ends and open_ends[-1] <= begin + 5e-4:
+        slices.sort(key=lambda s: (s[0], -s[1]))
+        open_ends: List[int] = []
+        for begin, end, event in slices:
+            while open_ends and open_ends[-1] <= begin:
                 open_ends.pop()
-            assert not open_ends or end <= open_ends[-1] + 5e-4, f"{event} overlaps its parent on {thread}"
+            assert not open_ends or end <= open_ends[-1], f"{event} overlaps its parent on {thread}"
             open_ends.append(end)
-
-
-# -- with_stack beside torch.profiler ----------------------------------------------------------------
-# What differs between the two profilers' python_function events by construction:
-# - torch.profiler records its own frames: those of torch/profiler/profiler.py (start, step,
-#   __exit__ ...) and everything they call; perfprof records neither its own nor what they call.
-# - torch.profiler traces every Python thread alive when it starts (their running frames, then
-#   their calls); perfprof the threads that capture: the profiling thread, and the threads that
-#   call enable_profiler_in_child_thread (docs/design.md, "Python calls").
-# - A built-in is named by the repr of the object its first call in the session was bound to
-#   ("<built-in method get of dict object at 0x7f...>"). When that object is a temporary (a
-#   tensor, a keyword-arguments dict) its address differs between any two runs, two runs of
-#   torch.profiler included.
-
-TORCH_PROFILER_OWN = "torch/profiler/profiler.py("  # the profiler classes; other files there serve the loop
-
-
-def masked_address(name: str) -> str:
-    """`name` without the object address a built-in method's name ends with."""
-    return re.sub(r" at 0x[0-9a-f]+>$", " at 0x?>", name)
-
-
-def split_torch_calls(trace: Dict[str, Any], thread: Optional[int] = None) -> Tuple[Counter, Counter]:
-    """torch.profiler's python_function events by name: (the loop's on `thread`, the OS thread id,
-    by default the calling thread; the others: torch.profiler's own, and other threads')."""
-    thread = threading.get_native_id() if thread is None else thread
-    calls = sorted((e for e in trace["traceEvents"] if e.get("cat") == "python_function" and e.get("ph") == "X"),
-                   key=lambda e: e["args"]["Python id"])  # a caller has a smaller id than its callees
-    own_ids: Set[int] = set()
-    loop, others = Counter(), Counter()
-    for event in calls:
-        if event["name"].startswith(TORCH_PROFILER_OWN) or event["args"].get("Python parent id") in own_ids:
-            own_ids.add(event["args"]["Python id"])
-            others[event["name"]] += 1
-        elif event["tid"] != thread:
-            others[event["name"]] += 1
-        else:
-            loop[event["name"]] += 1
-    return loop, others
 
 
 def run_dirs(root: str) -> List[str]:
