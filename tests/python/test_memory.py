@@ -172,13 +172,17 @@ def train_then_evaluate_no_grad() -> Callable[[], None]:
     return step
 
 
-def torch_timeline(make_loop, tmp_path):
-    """torch.profiler's ([times, sizes], raw changes) for the loop."""
+def torch_timeline(make_loop, tmp_path, schedule=None):
+    """torch.profiler's ([times, sizes], raw changes) for the loop; with `schedule`, STEPS steps
+    with prof.step() after each."""
     step = make_loop()
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], record_shapes=True,
-                                profile_memory=True, with_stack=True) as prof:
+                                profile_memory=True, with_stack=True,
+                                schedule=schedule and torch.profiler.schedule(**schedule)) as prof:
         for _ in range(STEPS):
             step()
+            if schedule:
+                prof.step()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)  # torch deprecates its own exporter
         prof.export_memory_timeline(str(tmp_path / "torch.json"), device="cpu")
@@ -187,15 +191,24 @@ def torch_timeline(make_loop, tmp_path):
         return json.loads((tmp_path / "torch.json").read_text()), json.load(raw)
 
 
-def perfprof_timeline(make_loop, tmp_path):
-    """perfprof's ([times, sizes], raw changes) for the loop."""
+def perfprof_timeline(make_loop, tmp_path, schedule=None):
+    """perfprof's ([times, sizes], raw changes) for the loop, run as torch_timeline runs it."""
     step = make_loop()
-    with perfprof.profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+    with perfprof.profile(activities=[ProfilerActivity.CPU], profile_memory=True,
+                          schedule=schedule and perfprof.schedule(**schedule)) as prof:
         for _ in range(STEPS):
             step()
+            if schedule:
+                prof.step()
     prof.export_memory_timeline(str(tmp_path / "perfprof.json"), device="cpu")
     prof.export_memory_timeline(str(tmp_path / "perfprof.raw.json"), device="cpu")
     return json.loads((tmp_path / "perfprof.json").read_text()), json.loads((tmp_path / "perfprof.raw.json").read_text())
+
+
+def peaks(timeline_json) -> Dict[str, int]:
+    """Each category's peak in a [times, sizes] timeline (sizes hold a leading 0, then the
+    categories in the order perfprof uses)."""
+    return {name: max(point[i + 1] for point in timeline_json[1]) for i, name in enumerate(CATEGORIES)}
 
 
 def totals_by_change(raw) -> List[int]:
@@ -212,12 +225,10 @@ def totals_by_change(raw) -> List[int]:
 def test_category_peaks_and_total_agree_with_torch_profiler(make_loop, tmp_path):
     reference, reference_raw = torch_timeline(make_loop, tmp_path)
     ours, our_raw = perfprof_timeline(make_loop, tmp_path)
-    # torch's sizes hold a leading 0, then its categories in the order perfprof uses.
-    reference_peaks = [max(point[i + 1] for point in reference[1]) for i in range(len(CATEGORIES))]
-    our_peaks = [max(point[i + 1] for point in ours[1]) for i in range(len(CATEGORIES))]
-    for name, expected, got in zip(CATEGORIES, reference_peaks, our_peaks):
-        if expected:
-            assert got == pytest.approx(expected, rel=0.10), name
+    reference_peaks, our_peaks = peaks(reference), peaks(ours)
+    for name in CATEGORIES:
+        if reference_peaks[name]:
+            assert our_peaks[name] == pytest.approx(reference_peaks[name], rel=0.10), name
 
     # Total bytes over the run. The two runs differ in speed (each profiler has its own
     # overhead), so the curves are compared along the run's allocations and frees rather than
@@ -229,6 +240,16 @@ def test_category_peaks_and_total_agree_with_torch_profiler(make_loop, tmp_path)
         at_ours = ours_total[(len(ours_total) - 1) * percent // 100]
         at_reference = reference_total[(len(reference_total) - 1) * percent // 100]
         assert abs(at_ours - at_reference) <= tolerance, f"{percent}% through the run"
+
+
+def test_warm_up_steps_change_no_category(tmp_path):
+    """What the warm-up steps saw (gradients of those steps, freed before the window) is no
+    memory of the window: torch.profiler does not record warm-up steps at all."""
+    schedule = dict(wait=0, warmup=2, active=2, repeat=1)
+    reference, _ = torch_timeline(mlp_adam, tmp_path, schedule)
+    ours, _ = perfprof_timeline(mlp_adam, tmp_path, schedule)
+    assert peaks(ours) == peaks(reference)
+    assert peaks(ours)["GRADIENT"] > 0
 
 
 # -- export formats and errors -------------------------------------------------------------------
