@@ -81,6 +81,7 @@ class _KinetoProfile:
         self._collecting_gpu = False
         self._capture_thread: Optional[int] = None  # thread whose operators this profiler captures
         self._role_observer: Optional[memory.RoleObserver] = None
+        self._torch_results: Any = None  # kept, not freed during stop(): see torch_capture.stop_thread
 
     # -- control -------------------------------------------------------------------------------
 
@@ -107,6 +108,7 @@ class _KinetoProfile:
         config = self.experimental_config
         _core.filter_mstx_domains(config.mstx_domain_include, config.mstx_domain_exclude)
         _core.discard()  # stragglers from an earlier session
+        self._torch_results = None
         _core.set_channels(self._channels())
         self._start_gpu_collection()
         self._start_host_capture()
@@ -341,7 +343,7 @@ class _KinetoProfile:
         if self._capture_thread is None:
             return
         if self._capture_thread == threading.get_ident():
-            torch_capture.stop_thread()
+            self._torch_results = torch_capture.stop_thread(self._window_begin_ns)
         else:
             warn_once("capture-thread", "perfprof: the profiler was stopped on another thread than it was "
                       "started on; operator capture on the starting thread ends when it next starts or exits")
