@@ -13,7 +13,7 @@ import os
 import threading
 from typing import Any, List, Optional, Tuple
 
-from . import _core
+from . import _core, torch_capture
 
 CATEGORIES: Tuple[str, ...] = tuple(_core.MEMORY_CATEGORIES)
 _PARAMETER = CATEGORIES.index("PARAMETER")
@@ -31,40 +31,42 @@ class RoleObserver:
     """Sees module parameters (at each module's first call) and, after every optimizer step,
     parameters, their gradients and the optimizer's state tensors.
 
-    Uses torch's global hooks while it runs; what it saw goes to the recorder at stop().
+    Module calls come through perfprof's wrapper of ``torch.nn.Module.__call__``, not a global
+    module hook: torch.compile warns about global hooks at every call of a compiled module, and
+    traces them into its graphs. The optimizer hook is global (torch has no other way to see
+    every optimizer). What was seen goes to the recorder at stop().
     """
 
     def __init__(self) -> None:
         self._seen: List[Tuple[int, int, int, int, int, int]] = []
-        self._modules_seen: set = set()
         self._handles: List[Any] = []
+        self._observing_modules = False
         self._lock = threading.Lock()
         self._tensor_type: Any = None
 
     def start(self) -> None:
         import torch
-        from torch.nn.modules.module import register_module_forward_pre_hook
         from torch.optim.optimizer import register_optimizer_step_post_hook
 
         self._tensor_type = torch.Tensor
-
-        self._handles = [register_module_forward_pre_hook(self._on_module_call),
-                         register_optimizer_step_post_hook(self._on_optimizer_step)]
+        self._handles = [register_optimizer_step_post_hook(self._on_optimizer_step)]
+        torch_capture.use_module_call_wrapper()
+        _core.module_calls_observe(self._on_module_call)
+        self._observing_modules = True
 
     def stop(self) -> None:
         for handle in self._handles:
             handle.remove()
         self._handles = []
+        if self._observing_modules:
+            _core.module_calls_observe(None)
+            torch_capture.release_module_call_wrapper()
+            self._observing_modules = False
         with self._lock:
             seen, self._seen = self._seen, []
-            self._modules_seen = set()
         _core.add_observed_tensors(seen)
 
-    def _on_module_call(self, module: Any, _args: Any) -> None:
-        key = id(module)
-        if key in self._modules_seen:
-            return
-        self._modules_seen.add(key)
+    def _on_module_call(self, module: Any) -> None:
         for parameter in module._parameters.values():
             if parameter is not None:
                 self._note(parameter, _PARAMETER)

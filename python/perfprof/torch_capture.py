@@ -96,7 +96,7 @@ def start_thread(options: CaptureOptions) -> None:
             _thread.torch_state = _enable_torch_state(options)
             _use_profiler_flag()
         if options.with_modules:
-            _use_module_call_wrapper()
+            use_module_call_wrapper()
             _thread.module_wrapper_used = True
             _core.module_calls_capture(True)
     if options.with_stack and not _core.python_tracer_install(_PACKAGE_DIR):
@@ -124,7 +124,7 @@ def stop_thread(window_begin_ns: int = 0) -> Any:
         _release_profiler_flag()
     if _thread.module_wrapper_used:
         _core.module_calls_capture(False)
-        _release_module_call_wrapper()
+        release_module_call_wrapper()
         _thread.module_wrapper_used = False
     if options.with_stack:
         _core.python_tracer_uninstall()
@@ -276,18 +276,21 @@ def _torch_profiler_running() -> bool:
 
 # -- module calls ---------------------------------------------------------------------------------
 
-def _use_module_call_wrapper() -> None:
+def use_module_call_wrapper() -> None:
+    """Put perfprof's wrapper in place of ``torch.nn.Module.__call__`` (counted: one release each)."""
     global _module_call_users, _module_call_wrapper
     from torch.nn import Module
 
     with _lock:
         _module_call_users += 1
         if _module_call_wrapper is None or Module.__dict__.get("__call__") is not _module_call_wrapper:
-            _module_call_wrapper = _core.ModuleCallWrapper(Module.__call__)
+            # The raw class attribute: reading Module.__call__ gives what a wrapper replaced.
+            _module_call_wrapper = _core.ModuleCallWrapper(Module.__dict__["__call__"])
             Module.__call__ = _module_call_wrapper
 
 
-def _release_module_call_wrapper() -> None:
+def release_module_call_wrapper() -> None:
+    """Give back one use of the wrapper; the last one restores ``torch.nn.Module.__call__``."""
     global _module_call_users
     from torch.nn import Module
 

@@ -290,12 +290,25 @@ def test_module_calls_keep_python_semantics_while_wrapped(tmp_path):
 
 
 def test_module_call_wrapper_is_removed_after_profiling():
-    original = nn.Module.__call__
+    original = nn.Module.__dict__["__call__"]
     step = mlp_adam()
     with perfprof.profile(activities=[ProfilerActivity.CPU], with_modules=True):
-        assert nn.Module.__call__ is not original
+        assert nn.Module.__dict__["__call__"] is not original
+        assert nn.Module.__call__ is original  # read on the class, as torch.compile reads it
         step()
-    assert nn.Module.__call__ is original
+    assert nn.Module.__dict__["__call__"] is original
+
+
+def test_compiling_while_modules_are_captured_keeps_one_graph():
+    """torch.compile reads Module.__call__ on the class to trace a module call; it must get the
+    function, not the C wrapper (fullgraph=True raises at a graph break)."""
+    torch._dynamo.reset()
+    model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 4))
+    compiled = torch.compile(model, backend="aot_eager", fullgraph=True)
+    with perfprof.profile(activities=[ProfilerActivity.CPU], with_modules=True) as prof:
+        compiled(torch.randn(2, 8)).sum().backward()
+    modules = {name for name, *_ in prof.trace.ranges() if name.startswith("nn.Module: ")}
+    assert modules == {"nn.Module: OptimizedModule_0"}  # the compiled graph calls no module
 
 
 def profiled_mlp(**options: Any) -> perfprof.profile:

@@ -252,6 +252,33 @@ def test_warm_up_steps_change_no_category(tmp_path):
     assert peaks(ours)["GRADIENT"] > 0
 
 
+def test_compiled_model_sees_no_global_hook_and_keeps_one_graph(tmp_path, recwarn):
+    """Module parameters are seen through perfprof's module-call wrapper, which torch.compile
+    traces as the plain Module.__call__: no "global hooks" warning at each call, no graph break
+    (fullgraph=True raises at one), and torch.profiler's categories."""
+
+    def compiled_mlp() -> Callable[[], None]:
+        torch.manual_seed(0)
+        model = nn.Sequential(nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 10))
+        compiled = torch.compile(model, backend="aot_eager", fullgraph=True)  # dynamo and autograd as
+        optimizer = torch.optim.Adam(model.parameters())  # inductor runs them, without its C++ build
+
+        def step() -> None:
+            nn.functional.mse_loss(compiled(torch.randn(32, 64)), torch.randn(32, 10)).backward()
+            optimizer.step()
+            optimizer.zero_grad()
+
+        return step
+
+    torch._dynamo.reset()
+    ours, _ = perfprof_timeline(compiled_mlp, tmp_path)  # compiles inside the window
+    assert not [w for w in recwarn if "global hooks" in str(w.message)]
+    torch._dynamo.reset()
+    reference, _ = torch_timeline(compiled_mlp, tmp_path)
+    assert peaks(ours) == peaks(reference)
+    assert peaks(ours)["PARAMETER"] > 0
+
+
 # -- export formats and errors -------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
