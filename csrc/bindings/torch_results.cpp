@@ -2,7 +2,6 @@
 
 #include <cmath>
 #include <cstdint>
-#include <deque>
 #include <iterator>
 #include <string>
 #include <string_view>
@@ -117,23 +116,6 @@ bool append_concrete_input(std::string& out, py::handle value) {
   append_json_string(out, text);
   return true;
 }
-
-// Text -> StringId for what is read from torch: most texts repeat, so the global table (a mutex
-// and a copy) is reached once per distinct text.
-class StringCache {
- public:
-  StringId intern(std::string_view name) {
-    const auto found = ids_.find(name);
-    if (found != ids_.end()) return found->second;
-    const StringId id = global_strings().intern(name);
-    ids_.emplace(names_.emplace_back(name), id);
-    return id;
-  }
-
- private:
-  std::deque<std::string> names_;  // the keys' storage: a deque keeps them in place as it grows
-  std::unordered_map<std::string_view, StringId> ids_;
-};
 
 // Reads torch's events into completed ranges. An event whose name, times or thread cannot be
 // read is skipped; an input field that cannot be read is left out of that event's arguments.

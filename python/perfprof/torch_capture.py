@@ -211,7 +211,7 @@ def _disable_torch_state(state: str, options: CaptureOptions, window_begin_ns: i
     os_thread_ids = _import_operators(result, options, window_begin_ns)
     if options.profile_memory:
         try:
-            memory.import_torch_memory(result, os_thread_ids)
+            memory.import_torch_memory(result, os_thread_ids, window_begin_ns)
         except Exception as error:  # never fail the job for its profiler; said at every session
             logger.warning("perfprof: memory events recorded by torch could not be read: %r", error)
     return result

@@ -242,6 +242,79 @@ def test_category_peaks_and_total_agree_with_torch_profiler(make_loop, tmp_path)
         assert abs(at_ours - at_reference) <= tolerance, f"{percent}% through the run"
 
 
+def embedding_with_cache() -> Callable[[], None]:
+    """Token embeddings and one attention whose keys and values go through a cache that starts
+    as an empty tensor, as transformers' DynamicCache starts (GPT-2 and others)."""
+    torch.manual_seed(0)
+    embedding, project, head = nn.Embedding(100, 32), nn.Linear(32, 64), nn.Linear(32, 100)
+    optimizer = torch.optim.AdamW([*embedding.parameters(), *project.parameters(), *head.parameters()])
+
+    def step() -> None:
+        tokens = torch.randint(0, 100, (4, 16))
+        x = embedding(tokens)
+        k, v = project(x).chunk(2, dim=-1)
+        keys, values = torch.cat([torch.tensor([]), k], dim=-2), torch.cat([torch.tensor([]), v], dim=-2)
+        attended = nn.functional.scaled_dot_product_attention(x, keys, values)
+        nn.functional.cross_entropy(head(attended).flatten(0, 1), tokens.flatten()).backward()
+        optimizer.step()
+        optimizer.zero_grad()
+
+    return step
+
+
+def test_operator_no_schema_accepts_makes_its_output_from_nothing(tmp_path):
+    """torch.profiler matches an operator to its schemas by the type of each recorded input: a
+    list holding a tensor without storage (the empty cache) is no Tensor[], so that aten::cat is
+    no node of the data flow and the keys and values it allocates are INPUT, not ACTIVATION."""
+    reference, _ = torch_timeline(embedding_with_cache, tmp_path)
+    ours, _ = perfprof_timeline(embedding_with_cache, tmp_path)
+    assert peaks(ours) == peaks(reference)
+
+    step = embedding_with_cache()
+    prof = profiled(step)
+    cache_rows = [r for r in allocation_rows(prof, tmp_path) if r["Name"] == "aten::cat"
+                  and float(r["Size(KB)"]) == 4 * 16 * 32 * 4 / 1024]
+    assert [r["Category"] for r in cache_rows] == ["INPUT", "INPUT"]
+
+
+def test_schemas_are_matched_by_the_kinds_of_recorded_inputs():
+    from perfprof.memory import write_flags
+
+    assert write_flags("aten::cat", "Li") == [False, False]  # Tensor[] tensors, int dim
+    assert write_flags("aten::cat", "li") is None  # a list with a tensor without identity
+    assert write_flags("aten::add_", "TTi") == [True, False, False]  # add_.Tensor(Tensor(a!) self, ...)
+    assert write_flags("aten::mul", "TT") == [False, False]
+    assert write_flags("aten::mul", "NT") is None  # torch takes a tensor without identity for None
+    assert write_flags("aten::view", "TN") == [False, False]  # int lists are recorded as None
+    assert write_flags("aten::index", "TL") == [False, False]
+    assert write_flags("aten::add_", "TT") is None  # no schema of two inputs
+    assert write_flags("MmBackward0", "") is None  # no operator name
+
+
+def test_an_unreadable_event_is_counted_and_the_others_read():
+    from perfprof import _core
+    from perfprof.memory import write_flags
+
+    class Unreadable:
+        @property
+        def extra_fields(self):
+            raise RuntimeError("a field torch no longer has")
+
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], record_shapes=True,
+                                profile_memory=True) as prof:
+        torch.ones(1000).mul(2)
+    roots = prof.profiler.kineto_results.experimental_event_tree()
+    try:
+        alone = _core.import_torch_memory(roots, write_flags, {})
+        _core.discard()
+        mixed = _core.import_torch_memory([Unreadable(), *roots], write_flags, {})
+    finally:
+        _core.discard()
+    assert alone["allocations"] == mixed["allocations"] >= 4 and alone["failed_reads"] == 0
+    assert mixed["failed_reads"] == 2  # its extra fields and its children
+    assert "extra_fields: RuntimeError: a field torch no longer has" in mixed["first_failure"]
+
+
 def test_warm_up_steps_change_no_category(tmp_path):
     """What the warm-up steps saw (gradients of those steps, freed before the window) is no
     memory of the window: torch.profiler does not record warm-up steps at all."""
