@@ -158,6 +158,7 @@ class EventImporter {
     range.os_tid = *os_tid;
     range.begin_ns = *begin_ns - unix_offset_ns_;
     range.end_ns = *end_ns - unix_offset_ns_;
+    range.imported = true;
     range.name = names_.intern(*name);
     range.category = is_user_annotation(event) ? user_annotation_ : cpu_op_;
     range.sequence = fields_.call_int(event, m.sequence).value_or(-1);

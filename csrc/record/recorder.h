@@ -49,6 +49,7 @@ struct CompletedRange {
   StringId category = kEmptyString;
   StringId args = kEmptyString;
   int64_t sequence = -1;  // autograd sequence number, -1 for none
+  bool imported = false;  // recorded by torch's profiler: times converted from its clock
 };
 
 // What could not be read when importing another profiler's results: events left out, and reads

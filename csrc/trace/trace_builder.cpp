@@ -101,6 +101,7 @@ class Builder {
       r.category[row] = range.category;
       r.args[row] = range.args;
       r.sequence[row] = range.sequence;
+      if (range.imported) r.flags[row] |= kRangeImported;
     }
     sort_ranges();
   }
@@ -191,12 +192,16 @@ class Builder {
 
   // Ranges are stored per track in begin order, outer range first on equal begins. A range that
   // ends on another thread, or ends after the range enclosing it, cannot be drawn as a nested
-  // slice of its thread: it becomes an async slice so every exported thread slice nests.
+  // slice of its thread: it becomes an async slice so every exported thread slice nests. When
+  // an event (operator, annotation, ...) and Python frames cross, the frames become async: torch's
+  // record_function begins inside one Python call and ends inside another, and the operators and
+  // annotations are what the trace's tree (self times, key_averages, viewers) is built from.
   //
   // A CUDA API call's "External id" becomes its innermost enclosing host range (record_function,
   // mstx range, ProfilerStep, ...); CUPTI's external correlation id stays for calls outside any.
   void classify_nesting() {
     RangeTable& r = model_.ranges;
+    const StringId python_function = global_strings().intern(kPythonFunctionCategory);
     std::vector<size_t> enclosing;  // rows of the ranges open at the current row, innermost last
     uint32_t current_track = UINT32_MAX;
     for (size_t i = 0; i < r.size(); ++i) {
@@ -205,10 +210,20 @@ class Builder {
         enclosing.clear();
       }
       while (!enclosing.empty() && r.end_ns[enclosing.back()] <= r.begin_ns[i]) enclosing.pop_back();
-      const bool overlaps_parent = !enclosing.empty() && r.end_ns[i] > r.end_ns[enclosing.back()];
-      if (overlaps_parent || r.end_track[i] != r.track[i]) {
-        r.flags[i] |= kRangeAsync;
-        ++model_.stats.async_ranges;
+      if (r.end_track[i] != r.track[i]) {
+        mark_async(i);
+        continue;
+      }
+      if (!enclosing.empty()) absorb_clock_error(i, enclosing.back());
+      // The enclosing ranges that end before this one: the innermost ones, on top of the stack.
+      const auto crossed = std::find_if(enclosing.begin(), enclosing.end(),
+                                        [&](size_t row) { return r.end_ns[row] < r.end_ns[i]; });
+      const auto is_frame = [&](size_t row) { return r.category[row] == python_function; };
+      if (crossed != enclosing.end() && !is_frame(i) && std::all_of(crossed, enclosing.end(), is_frame)) {
+        for (auto frame = crossed; frame != enclosing.end(); ++frame) mark_async(*frame);
+        enclosing.erase(crossed, enclosing.end());
+      } else if (crossed != enclosing.end()) {
+        mark_async(i);
         continue;
       }
       if (r.correlation[i] != 0 && !enclosing.empty()) {
@@ -218,6 +233,23 @@ class Builder {
       }
       enclosing.push_back(i);
     }
+  }
+
+  // torch's times reach perfprof's clock through Unix time (torch's conversion of its own clock,
+  // then perfprof's offset) and are off by up to a few hundred nanoseconds: enough for an
+  // operator to seem to end after the Python call that made it returned. An imported range
+  // ending that little after its parent ends with it (then so do its imported children). Never
+  // the other way round: a Python call that ends after an imported range began before it ended
+  // (torch's record_function ends inside __exit__).
+  void absorb_clock_error(size_t i, size_t parent) {
+    RangeTable& r = model_.ranges;
+    const int64_t overrun = r.end_ns[i] - r.end_ns[parent];
+    if ((r.flags[i] & kRangeImported) && overrun > 0 && overrun <= kClockErrorBoundNs) r.end_ns[i] = r.end_ns[parent];
+  }
+
+  void mark_async(size_t i) {
+    model_.ranges.flags[i] |= kRangeAsync;
+    ++model_.stats.async_ranges;
   }
 
   uint32_t track_of(int64_t os_tid) {
@@ -259,6 +291,11 @@ class Builder {
     std::getline(comm, name);
     return name.empty() ? fmt::format("thread {}", os_tid) : name;
   }
+
+  // Bound of the error between torch's converted times and perfprof's clock, far below the
+  // microseconds by which an imported range really crosses a Python call (torch's
+  // record_function outlives the call that began it by its whole body and __enter__'s return).
+  static constexpr int64_t kClockErrorBoundNs = 1000;
 
   // Async ids of API calls that cannot nest; apart from host range ids (tagged below bit 63).
   static constexpr uint64_t kApiCallIdTag = uint64_t{1} << 63;

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -17,6 +18,9 @@ namespace perfprof {
 // at most 2^22.
 constexpr int64_t kGcTrackTid = int64_t{1} << 30;
 
+// The category of Python calls (with_stack) and module calls (with_modules), as torch names it.
+inline constexpr std::string_view kPythonFunctionCategory = "python_function";
+
 struct ThreadTrack {
   uint32_t index = 0;  // recorder buffer index: stable order of first appearance
   int64_t os_tid = 0;
@@ -26,6 +30,7 @@ struct ThreadTrack {
 enum RangeFlag : uint8_t {
   kRangeUnfinished = 1u << 0,  // still open when collection stopped: ends at the window end
   kRangeAsync = 1u << 1,       // ends on another thread, or overlaps a sibling: not a nested slice
+  kRangeImported = 1u << 2,    // recorded by torch's profiler: times converted from its clock
 };
 
 struct RangeTable {
