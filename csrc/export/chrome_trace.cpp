@@ -36,6 +36,7 @@ class ChromeTraceWriter {
     for (size_t i = 0; i < model_.ranges.size(); ++i) write_range(i);
     for (size_t i = 0; i < model_.gpu.activities.size(); ++i) write_gpu_activity(i);
     write_flows();
+    write_forward_backward_flows();
     for (size_t i = 0; i < model_.instants.size(); ++i) write_instant(i);
     for (size_t i = 0; i < model_.memory.events.allocations.size(); ++i) write_memory_event(i);
     for (size_t i = 0; i < model_.counters.size(); ++i) write_counter(i);
@@ -333,6 +334,22 @@ class ChromeTraceWriter {
       begin_event("f", a.start_ns);
       fmt::format_to(std::back_inserter(text_), R"("cat":"ac2g","name":"ac2g","id":{},"bp":"e","pid":{},"tid":{}}})",
                      r.correlation[i], a.device, a.stream);
+    }
+  }
+
+  // An arrow from each forward operator to the backward operator autograd ran for it ("fwdbwd",
+  // as torch writes it), ids counted from 1.
+  void write_forward_backward_flows() {
+    const RangeTable& r = model_.ranges;
+    uint64_t id = 0;
+    for (const ForwardBackwardLink& link : model_.forward_backward) {
+      ++id;
+      begin_event("s", r.begin_ns[link.forward]);
+      fmt::format_to(std::back_inserter(text_), R"("cat":"fwdbwd","name":"fwdbwd","id":{},{}}})", id,
+                     track_ids_[r.track[link.forward]]);
+      begin_event("f", r.begin_ns[link.backward]);
+      fmt::format_to(std::back_inserter(text_), R"("cat":"fwdbwd","name":"fwdbwd","id":{},"bp":"e",{}}})", id,
+                     track_ids_[r.track[link.backward]]);
     }
   }
 

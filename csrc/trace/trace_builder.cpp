@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "common/clock.h"
+#include "trace/forward_backward.h"
 
 namespace perfprof {
 namespace {
@@ -91,17 +92,24 @@ class Builder {
     sort_ranges();
   }
 
-  void add_completed_ranges(const std::vector<CompletedRange>& ranges) {
-    uint64_t next_id = kCompletedIdTag;
-    for (const CompletedRange& range : ranges) {
-      if (range.begin_ns < model_.window_begin_ns || range.begin_ns > model_.window_end_ns) continue;
-      const size_t row = append_complete_row(range.begin_ns, range.end_ns, track_of(range.os_tid), next_id++);
+  void add_completed_ranges(std::vector<CompletedRange> ranges) {
+    ranges.erase(std::remove_if(ranges.begin(), ranges.end(),
+                                [&](const CompletedRange& range) {
+                                  return range.begin_ns < model_.window_begin_ns || range.begin_ns > model_.window_end_ns;
+                                }),
+                 ranges.end());
+    for (size_t k = 0; k < ranges.size(); ++k) {
+      const CompletedRange& range = ranges[k];
+      const size_t row = append_complete_row(range.begin_ns, range.end_ns, track_of(range.os_tid), kCompletedIdTag + k);
       RangeTable& r = model_.ranges;
       r.name[row] = range.name;
       r.category[row] = range.category;
       r.args[row] = range.args;
       r.sequence[row] = range.sequence;
       if (range.imported) r.flags[row] |= kRangeImported;
+    }
+    for (const auto& [forward, backward] : link_forward_backward(ranges)) {
+      linked_ids_.emplace_back(kCompletedIdTag + forward, kCompletedIdTag + backward);
     }
     sort_ranges();
   }
@@ -116,7 +124,10 @@ class Builder {
     }
   }
 
-  void finish() { classify_nesting(); }
+  void finish() {
+    classify_nesting();
+    resolve_links();
+  }
 
  private:
   void begin_range(const RawEvent& event, uint32_t track) {
@@ -247,6 +258,23 @@ class Builder {
     if ((r.flags[i] & kRangeImported) && overrun > 0 && overrun <= kClockErrorBoundNs) r.end_ns[i] = r.end_ns[parent];
   }
 
+  // Range ids of linked operators become rows, now that rows are in their final order.
+  void resolve_links() {
+    if (linked_ids_.empty()) return;
+    std::unordered_map<uint64_t, size_t> row_of;
+    for (const auto& [forward, backward] : linked_ids_) {
+      row_of.emplace(forward, SIZE_MAX);
+      row_of.emplace(backward, SIZE_MAX);
+    }
+    const RangeTable& r = model_.ranges;
+    for (size_t i = 0; i < r.size(); ++i) {
+      if (auto it = row_of.find(r.id[i]); it != row_of.end()) it->second = i;
+    }
+    for (const auto& [forward, backward] : linked_ids_) {
+      model_.forward_backward.push_back({row_of[forward], row_of[backward]});
+    }
+  }
+
   void mark_async(size_t i) {
     model_.ranges.flags[i] |= kRangeAsync;
     ++model_.stats.async_ranges;
@@ -304,6 +332,7 @@ class Builder {
   TraceModel& model_;
   std::vector<std::pair<uint64_t, size_t>> open_stack_;  // (range id, row) of this thread
   std::vector<std::pair<RawEvent, uint32_t>> deferred_ends_;
+  std::vector<std::pair<uint64_t, uint64_t>> linked_ids_;  // (forward, backward) range ids
 };
 
 // The GPU span of each mstx range given a stream: from the first to the last GPU activity on
@@ -407,7 +436,7 @@ TraceModel build_trace(CollectedEvents collected, const CollectionWindow& window
     std::vector<RawEvent>().swap(thread.events);  // release as we go: traces can be large
   }
   builder.pair_remaining();
-  if (!collected.completed.empty()) builder.add_completed_ranges(collected.completed);
+  if (!collected.completed.empty()) builder.add_completed_ranges(std::move(collected.completed));
   if (!collected.memory.empty() || !collected.observed_tensors.empty()) {
     builder.add_memory(std::move(collected.memory), collected.observed_tensors);
   }

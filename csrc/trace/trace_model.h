@@ -45,6 +45,12 @@ struct RangeTable {
   size_t size() const { return begin_ns.size(); }
 };
 
+// A forward operator and the backward operator autograd ran for it, as rows of TraceModel::ranges.
+struct ForwardBackwardLink {
+  size_t forward = 0;
+  size_t backward = 0;
+};
+
 struct InstantTable {
   std::vector<int64_t> ts_ns;
   std::vector<StringId> name, category, args;
@@ -105,6 +111,7 @@ struct TraceModel {
   std::vector<std::string> strings;  // indexed by StringId
   std::vector<ThreadTrack> threads;
   RangeTable ranges;  // grouped by track, in begin order within a track
+  std::vector<ForwardBackwardLink> forward_backward;  // as torch.profiler links them, by backward end
   InstantTable instants;
   CounterTable counters;
   GpuTrace gpu;

@@ -7,6 +7,7 @@
 #include <limits>
 #include <map>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -258,6 +259,37 @@ TEST_F(ChromeTrace, CompleteEventsNestPerThread) {
       open_ends.push_back(end);
     }
   }
+}
+
+// As torch.profiler writes them: {"ph": "s", "id": 1, "pid", "tid", "ts", "cat": "fwdbwd",
+// "name": "fwdbwd"} at the forward operator, the same with "bp": "e" at the backward one.
+TEST_F(ChromeTrace, ForwardBackwardLinksAreFlowEventsAsTorchWritesThem) {
+  CollectedEvents collected;
+  CompletedRange forward{kMainTid, 1'000, 2'000, test::intern("aten::mul"), test::intern("cpu_op"), kEmptyString, 5};
+  CompletedRange backward = forward;
+  backward.os_tid = kWorkerTid;
+  backward.begin_ns = 3'000;
+  backward.end_ns = 4'000;
+  backward.name = test::intern("MulBackward0");
+  backward.forward_os_tid = kMainTid;
+  collected.completed = {forward, backward};
+  const std::string path = dir_.file("flows.json");
+  write_chrome_trace(build_trace(std::move(collected), {0, 10'000}), path, ChromeTraceOptions{});
+  const Json doc = test::parse_json(read_export(path));
+
+  const Json& start = event_of(doc, "s", "fwdbwd");
+  const Json& finish = event_of(doc, "f", "fwdbwd");
+  const auto key_set = [](const Json& event) { return std::set<std::string>(event.keys.begin(), event.keys.end()); };
+  EXPECT_EQ(key_set(start), (std::set<std::string>{"ph", "id", "pid", "tid", "ts", "cat", "name"}));
+  EXPECT_EQ(key_set(finish), (std::set<std::string>{"ph", "id", "pid", "tid", "ts", "cat", "name", "bp"}));
+  EXPECT_EQ(start.string_at("cat"), "fwdbwd");
+  EXPECT_EQ(number_text(start, "id"), "1");
+  EXPECT_EQ(number_text(finish, "id"), "1");
+  EXPECT_EQ(finish.string_at("bp"), "e");
+  EXPECT_EQ(number_text(start, "ts"), "1.000");
+  EXPECT_EQ(number_text(start, "tid"), std::to_string(kMainTid));
+  EXPECT_EQ(number_text(finish, "ts"), "3.000");
+  EXPECT_EQ(number_text(finish, "tid"), std::to_string(kWorkerTid));
 }
 
 TEST_F(ChromeTrace, GzipOutputHoldsTheSameTrace) {

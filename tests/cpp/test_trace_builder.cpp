@@ -260,6 +260,37 @@ TEST(TraceBuilder, RangesOnPerfprofsClockAloneAreNeverMoved) {
   expect_range(model, "frame", {1'000, 2'000, 0, 0, kRangeAsync});
 }
 
+CompletedRange backward(int64_t os_tid, int64_t begin_ns, int64_t end_ns, const char* name, int64_t sequence,
+                        int64_t forward_os_tid) {
+  CompletedRange range = completed(os_tid, begin_ns, end_ns, name, sequence);
+  range.forward_os_tid = forward_os_tid;
+  return range;
+}
+
+// As torch.profiler links forward and backward operators ("fwdbwd" flows).
+TEST(TraceBuilder, LinksEachBackwardOperatorToTheLatestForwardOperatorOfItsSequenceNumber) {
+  CollectedEvents collected;
+  collected.completed = {
+      completed(101, 100, 110, "aten::view", 7),  // same sequence number, starts first: not linked
+      completed(101, 120, 300, "aten::embedding", 7),
+      completed(101, 310, 400, "aten::add", 8),
+      completed(303, 320, 330, "aten::add on another thread", 8),
+      completed(101, 500, 600, "aten::mul", 9),  // its backward was not recorded
+      backward(202, 1000, 1100, "evaluate_function: AddBackward0", 8, 101),
+      backward(202, 1010, 1090, "AddBackward0", 8, 101),  // ends first: takes the link
+      backward(202, 1200, 1300, "EmbeddingBackward0", 7, 101),
+      backward(202, 1400, 1500, "MulBackward0", 10, 101),  // no forward operator with its number
+      backward(202, 1600, 1700, "DivBackward0", 9, -1),    // its forward thread recorded nothing
+  };
+  const TraceModel model = build_trace(std::move(collected), kWindow);
+  std::vector<std::pair<std::string, std::string>> links;
+  for (const ForwardBackwardLink& link : model.forward_backward) {
+    links.emplace_back(model.str(model.ranges.name[link.forward]), model.str(model.ranges.name[link.backward]));
+  }
+  EXPECT_EQ(links, (std::vector<std::pair<std::string, std::string>>{{"aten::add", "AddBackward0"},
+                                                                     {"aten::embedding", "EmbeddingBackward0"}}));
+}
+
 TEST(TraceBuilder, GcPausesGetTheirOwnNamedTrack) {
   CollectedEvents collected;
   collected.threads = {thread_events(0, 101, "main", {instant_event(100, "x")})};

@@ -6,6 +6,7 @@ The reference is torch.profiler, run on the same loop in the same process.
 """
 from __future__ import annotations
 
+import os
 from collections import Counter
 from typing import Any, Callable, Dict, List
 
@@ -50,10 +51,18 @@ def record(profiler: Any, path: str) -> Dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def traces(tmp_path_factory) -> Dict[str, Dict[str, Any]]:
-    directory = tmp_path_factory.mktemp("traces")
-    return {"torch": record(torch.profiler, str(directory / "torch.json")),
-            "perfprof": record(perfprof, str(directory / "perfprof.json"))}
+def trace_dirs(tmp_path_factory) -> Dict[str, str]:
+    """One directory per profiler holding its trace of the loop (HTA reads directories)."""
+    dirs = {name: str(tmp_path_factory.mktemp(name)) for name in ("torch", "perfprof")}
+    record(torch.profiler, os.path.join(dirs["torch"], "torch.pt.trace.json"))
+    record(perfprof, os.path.join(dirs["perfprof"], "perfprof.pt.trace.json"))
+    return dirs
+
+
+@pytest.fixture(scope="module")
+def traces(trace_dirs) -> Dict[str, Dict[str, Any]]:
+    return {name: load_trace(os.path.join(directory, f"{name}.pt.trace.json"))
+            for name, directory in trace_dirs.items()}
 
 
 def events(trace: Dict[str, Any], *categories: str) -> List[Dict[str, Any]]:
@@ -70,3 +79,37 @@ def test_torch_annotations_and_operators_are_slices_as_in_torch(traces):
         "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"}
     assert mine == theirs
     assert_slices_nest(traces["perfprof"])
+
+
+def forward_backward_pairs(trace: Dict[str, Any]) -> Counter:
+    """(forward operator, backward operator) of each fwdbwd flow: the operators beginning where
+    its `s` and `f` events are (the slices they bind to)."""
+    ops: Dict[Any, List[str]] = {}
+    for e in events(trace, "cpu_op"):
+        if e["ph"] == "X":
+            ops.setdefault((e["tid"], e["ts"]), []).append(e["name"])
+    flows: Dict[Any, Dict[str, Dict[str, Any]]] = {}
+    for e in events(trace, "fwdbwd"):
+        flows.setdefault(e["id"], {})[e["ph"]] = e
+    return Counter((tuple(sorted(ops[(f["s"]["tid"], f["s"]["ts"])])), tuple(sorted(ops[(f["f"]["tid"], f["f"]["ts"])])))
+                   for f in flows.values())
+
+
+def test_forward_backward_flows_link_the_operators_torch_links(traces):
+    mine, theirs = forward_backward_pairs(traces["perfprof"]), forward_backward_pairs(traces["torch"])
+    assert (("aten::addmm",), ("AddmmBackward0",)) in theirs
+    assert mine == theirs
+
+    def fields(trace: Dict[str, Any]) -> Counter:
+        return Counter((e["ph"], tuple(sorted(e)), e["name"], e.get("bp")) for e in events(trace, "fwdbwd"))
+
+    assert fields(traces["perfprof"]) == fields(traces["torch"])
+
+
+def test_holistic_trace_analysis_loads_the_trace(trace_dirs):
+    from hta.trace_analysis import TraceAnalysis
+
+    analysis = TraceAnalysis(trace_dir=trace_dirs["perfprof"])
+    frame = analysis.t.get_trace(0)
+    names = {analysis.t.symbol_table.sym_table[i] for i in frame["name"].unique()}
+    assert {"Optimizer.step#AdamW.step", "Optimizer.zero_grad#AdamW.zero_grad", "aten::addmm", "AddmmBackward0"} <= names
