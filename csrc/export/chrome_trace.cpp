@@ -15,10 +15,21 @@ namespace {
 
 constexpr size_t kFlushBytes = 1 << 20;
 
+// Python frames numbered from 1 in row order (per thread, in begin order), as torch.profiler
+// numbers its python_function events; 0 for the other ranges.
+std::vector<uint32_t> number_python_frames(const TraceModel& model) {
+  std::vector<uint32_t> ids(model.ranges.size(), 0);
+  uint32_t next = 0;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (is_python_frame(model, i)) ids[i] = ++next;
+  }
+  return ids;
+}
+
 class ChromeTraceWriter {
  public:
-  ChromeTraceWriter(const TraceModel& model, OutputFile& file)
-      : model_(model), file_(file), quoted_(model.strings.size()) {
+  ChromeTraceWriter(const TraceModel& model, const OpTree& tree, OutputFile& file)
+      : model_(model), tree_(tree), file_(file), quoted_(model.strings.size()), python_ids_(number_python_frames(model)) {
     text_.reserve(kFlushBytes + (64 << 10));
     for (const ThreadTrack& thread : model.threads) {
       std::string ids = "\"pid\":";
@@ -112,13 +123,12 @@ class ChromeTraceWriter {
 
   void write_range(size_t i) {
     const RangeTable& r = model_.ranges;
-    const bool unfinished = r.flags[i] & kRangeUnfinished;
     if (!(r.flags[i] & kRangeAsync)) {
       begin_event("X", r.begin_ns[i]);
       write_identity(r.category[i], r.name[i], r.track[i]);
       text_ += ",\"dur\":";
       append_ns_as_us(text_, r.end_ns[i] - r.begin_ns[i]);
-      write_args(r.args[i], unfinished, r.correlation[i], external_id_of(i), r.sequence[i]);
+      write_range_args(i);
       text_ += '}';
       return;
     }
@@ -126,7 +136,7 @@ class ChromeTraceWriter {
     begin_event("b", r.begin_ns[i]);
     write_identity(r.category[i], r.name[i], r.track[i]);
     write_async_id(r.id[i]);
-    write_args(r.args[i], unfinished, r.correlation[i], external_id_of(i), r.sequence[i]);
+    write_range_args(i);
     text_ += '}';
     begin_event("e", r.end_ns[i]);
     write_identity(r.category[i], r.name[i], r.end_track[i]);
@@ -139,7 +149,11 @@ class ChromeTraceWriter {
     begin_event("i", t.ts_ns[i]);
     text_ += "\"s\":\"t\",";
     write_identity(t.category[i], t.name[i], t.track[i]);
-    write_args(t.args[i], false);
+    if (t.args[i] != kEmptyString) {
+      text_ += ",\"args\":{";
+      text_ += model_.str(t.args[i]);
+      text_ += '}';
+    }
     text_ += '}';
   }
 
@@ -189,27 +203,44 @@ class ChromeTraceWriter {
 
   void write_async_id(uint64_t id) { fmt::format_to(std::back_inserter(text_), ",\"id\":\"0x{:x}\"", id); }
 
-  void write_args(StringId args, bool unfinished, uint32_t correlation = 0, uint64_t external_id = 0,
-                  int64_t sequence = -1) {
-    if (args == kEmptyString && !unfinished && correlation == 0 && external_id == 0 && sequence < 0) return;
+  // `,"args":{...}` of range i: its recorded args, then what the model knows about it; nothing
+  // when there is none of either.
+  void write_range_args(size_t i) {
+    const RangeTable& r = model_.ranges;
+    const size_t mark = text_.size();
     text_ += ",\"args\":{";
-    text_ += model_.str(args);
-    const char* separator = args == kEmptyString ? "" : ",";
-    if (unfinished) {
-      text_ += separator;
-      text_ += "\"unfinished\":true";
-      separator = ",";
+    args_begin_ = text_.size();
+    auto out = std::back_inserter(text_);
+    if (r.args[i] != kEmptyString) next_member() += model_.str(r.args[i]);
+    if (r.flags[i] & kRangeUnfinished) next_member() += "\"unfinished\":true";
+    if (r.correlation[i] != 0) fmt::format_to(out, "{}\"correlation\":{}", next_separator(), r.correlation[i]);
+    if (const uint64_t external = external_id_of(i)) {
+      fmt::format_to(out, "{}\"External id\":{}", next_separator(), external);
     }
-    if (correlation != 0) {
-      fmt::format_to(std::back_inserter(text_), "{}\"correlation\":{}", separator, correlation);
-      separator = ",";
+    if (r.sequence[i] >= 0) fmt::format_to(out, "{}\"Sequence number\":{}", next_separator(), r.sequence[i]);
+    if (python_ids_[i] != 0) write_python_ids(i);
+    if (text_.size() == args_begin_) {
+      text_.resize(mark);
+    } else {
+      text_ += '}';
     }
-    if (external_id != 0) {
-      fmt::format_to(std::back_inserter(text_), "{}\"External id\":{}", separator, external_id);
-      separator = ",";
+  }
+
+  // "," unless the args member being written is the first.
+  const char* next_separator() const { return text_.size() == args_begin_ ? "" : ","; }
+  std::string& next_member() { return text_ += next_separator(); }
+
+  // A Python frame's id and its caller's ("Python parent id", null at the bottom of a stack), as
+  // torch.profiler links its python_function slices: the stack of an operator is the chain of
+  // frames from the innermost one around it.
+  void write_python_ids(size_t i) {
+    const int64_t parent = tree_.parent_frame[i];
+    fmt::format_to(std::back_inserter(next_member()), "\"Python id\":{},\"Python parent id\":", python_ids_[i]);
+    if (parent < 0) {
+      text_ += "null";
+    } else {
+      append_int(text_, python_ids_[static_cast<size_t>(parent)]);
     }
-    if (sequence >= 0) fmt::format_to(std::back_inserter(text_), "{}\"Sequence number\":{}", separator, sequence);
-    text_ += '}';
   }
 
   // "External id" links host ranges, the CUDA calls made inside them and the GPU work those
@@ -409,19 +440,22 @@ class ChromeTraceWriter {
   }
 
   const TraceModel& model_;
+  const OpTree& tree_;
   OutputFile& file_;
   std::string text_;
   std::vector<std::string> quoted_;
   std::vector<std::string> track_ids_;
+  const std::vector<uint32_t> python_ids_;  // per range: "Python id" of a Python frame, else 0
+  size_t args_begin_ = 0;                   // where the members of the args being written begin
   bool first_event_ = true;
 };
 
 }  // namespace
 
-void write_chrome_trace(const TraceModel& model, const std::string& path,
+void write_chrome_trace(const TraceModel& model, const OpTree& tree, const std::string& path,
                         const ChromeTraceOptions& options) {
   OutputFile file(path, options.gzip_level);
-  ChromeTraceWriter(model, file).write(path, options);
+  ChromeTraceWriter(model, tree, file).write(path, options);
   file.commit();
 }
 

@@ -113,3 +113,30 @@ def test_holistic_trace_analysis_loads_the_trace(trace_dirs):
     frame = analysis.t.get_trace(0)
     names = {analysis.t.symbol_table.sym_table[i] for i in frame["name"].unique()}
     assert {"Optimizer.step#AdamW.step", "Optimizer.zero_grad#AdamW.zero_grad", "aten::addmm", "AddmmBackward0"} <= names
+
+
+def enclosing_frame_ids(trace: Dict[str, Any]) -> Dict[int, Any]:
+    """Python id -> the Python id of the innermost python_function slice around it on its thread
+    (None at the bottom of a stack), from the times alone."""
+    frames = sorted((e for e in events(trace, "python_function") if e["ph"] == "X"),
+                    key=lambda e: (e["tid"], round(e["ts"] * 1000), -round(e["dur"] * 1000)))
+    around: Dict[int, Any] = {}
+    open_frames: List[Dict[str, Any]] = []
+    for frame in frames:
+        begin = round(frame["ts"] * 1000)
+        while open_frames and (open_frames[-1]["tid"] != frame["tid"]
+                               or round((open_frames[-1]["ts"] + open_frames[-1]["dur"]) * 1000) <= begin):
+            open_frames.pop()
+        around[frame["args"]["Python id"]] = open_frames[-1]["args"]["Python id"] if open_frames else None
+        open_frames.append(frame)
+    return around
+
+
+@pytest.mark.parametrize("profiler", ["torch", "perfprof"])
+def test_python_frames_carry_the_call_stacks_as_in_torch(traces, profiler):
+    trace = traces[profiler]
+    assert not [e for e in events(trace, "cpu_op") if "Call stack" in e.get("args", {})]
+    slices = [e for e in events(trace, "python_function") if e["ph"] == "X"]
+    parents = {e["args"]["Python id"]: e["args"]["Python parent id"] for e in slices}
+    assert len(parents) == len(slices) > 100
+    assert parents == enclosing_frame_ids(trace)
