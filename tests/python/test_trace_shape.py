@@ -140,3 +140,10 @@ def test_python_frames_carry_the_call_stacks_as_in_torch(traces, profiler):
     parents = {e["args"]["Python id"]: e["args"]["Python parent id"] for e in slices}
     assert len(parents) == len(slices) > 100
     assert parents == enclosing_frame_ids(trace)
+
+
+def test_the_trace_is_no_larger_than_torchs(trace_dirs):
+    """Call stacks written once per frame, not once per operator (they made traces 3x torch's)."""
+    size = {name: os.path.getsize(os.path.join(directory, f"{name}.pt.trace.json"))
+            for name, directory in trace_dirs.items()}
+    assert size["perfprof"] <= size["torch"], size
