@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <set>
 #include <string_view>
 #include <unordered_map>
@@ -29,7 +30,11 @@ std::vector<uint32_t> number_python_frames(const TraceModel& model) {
 class ChromeTraceWriter {
  public:
   ChromeTraceWriter(const TraceModel& model, const OpTree& tree, OutputFile& file)
-      : model_(model), tree_(tree), file_(file), quoted_(model.strings.size()), python_ids_(number_python_frames(model)) {
+      : model_(model),
+        tree_(tree),
+        file_(file),
+        quoted_(model.strings.size()),
+        python_ids_(number_python_frames(model)) {
     text_.reserve(kFlushBytes + (64 << 10));
     for (const ThreadTrack& thread : model.threads) {
       std::string ids = "\"pid\":";
@@ -210,14 +215,11 @@ class ChromeTraceWriter {
     const size_t mark = text_.size();
     text_ += ",\"args\":{";
     args_begin_ = text_.size();
-    auto out = std::back_inserter(text_);
-    if (r.args[i] != kEmptyString) next_member() += model_.str(r.args[i]);
-    if (r.flags[i] & kRangeUnfinished) next_member() += "\"unfinished\":true";
-    if (r.correlation[i] != 0) fmt::format_to(out, "{}\"correlation\":{}", next_separator(), r.correlation[i]);
-    if (const uint64_t external = external_id_of(i)) {
-      fmt::format_to(out, "{}\"External id\":{}", next_separator(), external);
-    }
-    if (r.sequence[i] >= 0) fmt::format_to(out, "{}\"Sequence number\":{}", next_separator(), r.sequence[i]);
+    if (r.args[i] != kEmptyString) fmt::format_to(next_member(), "{}", model_.str(r.args[i]));
+    if (r.flags[i] & kRangeUnfinished) fmt::format_to(next_member(), "\"unfinished\":true");
+    if (r.correlation[i] != 0) fmt::format_to(next_member(), "\"correlation\":{}", r.correlation[i]);
+    if (const uint64_t external = external_id_of(i)) fmt::format_to(next_member(), "\"External id\":{}", external);
+    if (r.sequence[i] >= 0) fmt::format_to(next_member(), "\"Sequence number\":{}", r.sequence[i]);
     if (python_ids_[i] != 0) write_python_ids(i);
     if (text_.size() == args_begin_) {
       text_.resize(mark);
@@ -226,16 +228,18 @@ class ChromeTraceWriter {
     }
   }
 
-  // "," unless the args member being written is the first.
-  const char* next_separator() const { return text_.size() == args_begin_ ? "" : ","; }
-  std::string& next_member() { return text_ += next_separator(); }
+  // Where the next member of the args being written goes: after a comma unless it is the first.
+  std::back_insert_iterator<std::string> next_member() {
+    if (text_.size() != args_begin_) text_ += ',';
+    return std::back_inserter(text_);
+  }
 
   // A Python frame's id and its caller's ("Python parent id", null at the bottom of a stack), as
   // torch.profiler links its python_function slices: the stack of an operator is the chain of
   // frames from the innermost one around it.
   void write_python_ids(size_t i) {
     const int64_t parent = tree_.parent_frame[i];
-    fmt::format_to(std::back_inserter(next_member()), "\"Python id\":{},\"Python parent id\":", python_ids_[i]);
+    fmt::format_to(next_member(), "\"Python id\":{},\"Python parent id\":", python_ids_[i]);
     if (parent < 0) {
       text_ += "null";
     } else {
