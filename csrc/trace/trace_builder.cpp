@@ -249,9 +249,9 @@ class Builder {
   // torch's times reach perfprof's clock through Unix time (torch's conversion of its own clock,
   // then perfprof's offset) and are off by up to a few hundred nanoseconds: enough for an
   // operator to seem to end after the Python call that made it returned. An imported range
-  // ending that little after its parent ends with it (then so do its imported children). Never
-  // the other way round: a Python call that ends after an imported range began before it ended
-  // (torch's record_function ends inside __exit__).
+  // ending that little after its parent ends with it (then so do its imported children). Only
+  // imported ranges move: a Python call ending just after an imported range around it really
+  // does (torch's record_function ends inside the call of __exit__).
   void absorb_clock_error(size_t i, size_t parent) {
     RangeTable& r = model_.ranges;
     const int64_t overrun = r.end_ns[i] - r.end_ns[parent];
