@@ -50,12 +50,13 @@ bool is_sequence(py::handle value) { return PyList_Check(value.ptr()) || PyTuple
 template <typename AppendItem>
 bool append_list(std::string& out, py::handle items, AppendItem&& append_item) {
   if (!is_sequence(items)) return false;
+  PyObject* const sequence = items.ptr();
+  const Py_ssize_t size = PySequence_Fast_GET_SIZE(sequence);
+  PyObject** const item = PySequence_Fast_ITEMS(sequence);
   out += '[';
-  bool first = true;
-  for (py::handle item : items) {
-    if (!first) out += ", ";
-    first = false;
-    if (!append_item(out, item)) return false;
+  for (Py_ssize_t i = 0; i < size; ++i) {
+    if (i > 0) out += ", ";
+    if (!append_item(out, py::handle(item[i]))) return false;
   }
   out += ']';
   return true;
@@ -118,9 +119,9 @@ bool append_concrete_input(std::string& out, py::handle value) {
   return true;
 }
 
-// str -> StringId for names read from torch: most names repeat, so the global table (a mutex
-// and a copy) is reached once per distinct name.
-class NameCache {
+// Text -> StringId for what is read from torch: most texts repeat, so the global table (a mutex
+// and a copy) is reached once per distinct text.
+class StringCache {
  public:
   StringId intern(std::string_view name) {
     const auto found = ids_.find(name);
@@ -140,15 +141,17 @@ class NameCache {
 // Both are counted, never fatal: one odd operator must not cost the others.
 class EventImporter {
  public:
-  explicit EventImporter(bool with_inputs) : with_inputs_(with_inputs) {}
+  EventImporter(bool with_inputs, int64_t since_ns) : with_inputs_(with_inputs), since_ns_(since_ns) {}
 
   void read(py::handle event) {
     const EventMethods& m = methods();
+    // Warm-up steps are recorded and then dropped: the begin alone tells, one read instead of a dozen.
+    const auto begin_ns = fields_.call_int(event, m.start_ns);
+    if (begin_ns && *begin_ns - unix_offset_ns_ < since_ns_) return;
     const py::object name_object = fields_.call(event, m.name);
     const auto name = name_object ? utf8_of(name_object) : std::nullopt;
     if (name_object && !name) fields_.note_failure(m.name);
     if (name && (*name == "[memory]" || *name == "[OutOfMemory]")) return;  // read with the memory events
-    const auto begin_ns = fields_.call_int(event, m.start_ns);
     const auto end_ns = fields_.call_int(event, m.end_ns);
     const auto os_tid = fields_.call_int(event, m.os_thread);
     if (!name || !begin_ns || !end_ns || !os_tid) {
@@ -200,7 +203,7 @@ class EventImporter {
   }
 
   // The members torch.profiler writes for an operator recorded with shapes, each one left out
-  // if it cannot be read.
+  // if it is empty (an operator without inputs) or cannot be read.
   StringId input_args(py::handle event) {
     const EventMethods& m = methods();
     args_.clear();
@@ -208,13 +211,14 @@ class EventImporter {
     append_member("Input type", event, m.dtypes, append_json_string_item);
     append_member("Input Strides", event, m.strides, append_nested_ints);
     append_member("Concrete Inputs", event, m.concrete_inputs, append_concrete_input);
-    return args_.empty() ? kEmptyString : global_strings().intern(args_);
+    return args_.empty() ? kEmptyString : input_texts_.intern(args_);
   }
 
   template <typename AppendItem>
   void append_member(std::string_view key, py::handle event, const InternedName& method, AppendItem&& append_item) {
     const py::object items = fields_.call(event, method);
     if (!items) return;
+    if (is_sequence(items) && PyObject_Length(items.ptr()) == 0) return;  // torch writes no empty member
     const size_t mark = args_.size();
     if (!args_.empty()) args_ += ", ";
     append_json_string(args_, key);
@@ -236,11 +240,13 @@ class EventImporter {
   }
 
   const bool with_inputs_;
+  const int64_t since_ns_;
   const int64_t unix_offset_ns_ = monotonic_to_unix_offset_ns();
   const StringId cpu_op_ = global_strings().intern("cpu_op");
   const StringId user_annotation_ = global_strings().intern("user_annotation");
   FieldReader fields_;
-  NameCache names_;
+  StringCache names_;
+  StringCache input_texts_;  // most operators repeat their inputs step after step
   std::string args_;
   std::vector<CompletedRange> ranges_;
   std::vector<int64_t> forward_torch_tids_;  // per range
@@ -251,10 +257,14 @@ class EventImporter {
 };
 
 // One range per CPU operator or user annotation of `events` (a torch _ProfilerResult's
-// events()), with its inputs if asked; memory events are left to their own reader.
-py::dict import_torch_events(py::iterable events, bool with_inputs) {
-  EventImporter importer(with_inputs);
-  for (py::handle event : events) importer.read(event);
+// events()) begun at `since_ns` (now_ns() clock) or later, with its inputs if asked; memory
+// events are left to their own reader.
+py::dict import_torch_events(py::iterable events, bool with_inputs, int64_t since_ns) {
+  EventImporter importer(with_inputs, since_ns);
+  {
+    const GcPause no_collections_while_reading;
+    for (py::handle event : events) importer.read(event);
+  }
   std::vector<CompletedRange> ranges = importer.take_ranges();
   const size_t count = ranges.size();
   Recorder::instance().add_completed(std::move(ranges));
@@ -272,7 +282,9 @@ py::dict import_torch_events(py::iterable events, bool with_inputs) {
 
 void add_torch_results(py::module_& module) {
   module.def("import_torch_events", &import_torch_events, py::arg("events"), py::arg("with_inputs") = true,
-             "Add the CPU operators of torch.autograd._disable_profiler().events() to the recorder.\n"
+             py::arg("since_ns") = 0,
+             "Add the CPU operators of torch.autograd._disable_profiler().events() begun at since_ns\n"
+             "(now_ns() clock) or later to the recorder.\n"
              "Returns a dict: imported (ranges added), os_thread_ids (torch's thread ids -> OS ids),\n"
              "skipped_events (unreadable, left out), failed_reads (fields left out, events skipped\n"
              "included) and first_failure (what the first failed read raised, or '').");

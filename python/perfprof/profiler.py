@@ -83,6 +83,7 @@ class _KinetoProfile:
         self._collecting_gpu = False
         self._capture_thread: Optional[int] = None  # thread whose operators this profiler captures
         self._role_observer: Optional[memory.RoleObserver] = None
+        self._torch_results: Any = None  # kept, not freed during stop(): see torch_capture.stop_thread
 
     # -- control -------------------------------------------------------------------------------
 
@@ -109,6 +110,7 @@ class _KinetoProfile:
         config = self.experimental_config
         _core.filter_mstx_domains(config.mstx_domain_include, config.mstx_domain_exclude)
         _core.discard()  # stragglers from an earlier session
+        self._torch_results = None
         _core.set_channels(self._channels())
         self._start_gpu_collection()
         self._start_host_capture()
@@ -173,7 +175,11 @@ class _KinetoProfile:
         return path
 
     def key_averages(self, group_by_input_shape: bool = False, group_by_stack_n: int = 0) -> summary.EventList:
-        """Totals per operator (and per input shapes / innermost Python frames when grouped).
+        """Totals per event name (and per input shapes / innermost Python frames when grouped),
+        with torch.profiler's rows and counts: one ``ProfilerStep*`` row for all steps, a nested
+        call of the same operator that is its caller's only child merged into the caller, Python
+        functions as rows with ``with_stack=True``, GPU activities as rows of their own, and
+        allocator events outside every event as ``[memory]`` (docs/api.md has the rules).
 
         Returns a list of :class:`perfprof.summary.FunctionEventAvg` whose ``table(sort_by=...,
         row_limit=...)`` prints torch.profiler's table. Computed in C++ from the trace.
@@ -183,8 +189,8 @@ class _KinetoProfile:
         if not isinstance(group_by_stack_n, int) or isinstance(group_by_stack_n, bool) or group_by_stack_n < 0:
             raise ValueError(f"key_averages: 'group_by_stack_n' must be an int >= 0, got {group_by_stack_n!r}")
         trace = self._require_trace("key_averages")
-        return summary.rows_from_core(trace.key_averages(group_by_input_shape, group_by_stack_n),
-                                      with_flops=self.with_flops)
+        rows = trace.key_averages(group_by_input_shape, group_by_stack_n, python_functions=self.with_stack)
+        return summary.rows_from_core(rows, with_flops=self.with_flops, with_memory=self.profile_memory)
 
     def export_stacks(self, path: "os.PathLike[str] | str", metric: str = "self_cpu_time_total") -> str:
         """Write self time per call stack in the folded format FlameGraph and speedscope read.
@@ -343,7 +349,7 @@ class _KinetoProfile:
         if self._capture_thread is None:
             return
         if self._capture_thread == threading.get_ident():
-            torch_capture.stop_thread()
+            self._torch_results = torch_capture.stop_thread(self._window_begin_ns)
         else:
             warn_once("capture-thread", "perfprof: the profiler was stopped on another thread than it was "
                       "started on; operator capture on the starting thread ends when it next starts or exits")

@@ -105,14 +105,20 @@ def start_thread(options: CaptureOptions) -> None:
                   "Python calls are not captured")
 
 
-def stop_thread() -> None:
-    """Stop capturing on the calling thread."""
+def stop_thread(window_begin_ns: int = 0) -> Any:
+    """Stop capturing on the calling thread; what torch recorded before `window_begin_ns`
+    (``_core.now_ns()`` clock: warm-up steps) is not read.
+
+    Returns torch's results that were read, or None. Freeing them takes about as long as reading
+    them, so the caller keeps them out of the stop a user waits for, as torch.profiler keeps its own.
+    """
     options = _thread.options
     if options is None:
-        return
+        return None
     _thread.options = None
+    torch_results = None
     if _thread.torch_state is not None:
-        _disable_torch_state(_thread.torch_state, options)
+        torch_results = _disable_torch_state(_thread.torch_state, options, window_begin_ns)
         _thread.torch_state = None
     if _thread.profiler_flag_used:
         _release_profiler_flag()
@@ -186,7 +192,8 @@ def _release_kineto() -> None:
         _kineto_thread = None
 
 
-def _disable_torch_state(state: str, options: CaptureOptions) -> None:
+def _disable_torch_state(state: str, options: CaptureOptions, window_begin_ns: int) -> Any:
+    """Switch torch's state off; returns its results once read into the recorder (or None)."""
     import torch.autograd
 
     from . import memory
@@ -197,27 +204,28 @@ def _disable_torch_state(state: str, options: CaptureOptions) -> None:
         warn_once("torch-state-off", f"perfprof: could not switch off torch's observer state: {error}")
         result = None
     if state != "KINETO":
-        return
+        return None
     _release_kineto()
     if result is None:
-        return
-    os_thread_ids = _import_operators(result, options)
+        return None
+    os_thread_ids = _import_operators(result, options, window_begin_ns)
     if options.profile_memory:
         try:
             memory.import_torch_memory(result, os_thread_ids)
         except Exception as error:  # never fail the job for its profiler; said at every session
             logger.warning("perfprof: memory events recorded by torch could not be read: %r", error)
+    return result
 
 
-def _import_operators(result: Any, options: CaptureOptions) -> dict:
+def _import_operators(result: Any, options: CaptureOptions, window_begin_ns: int) -> dict:
     """Move the operators torch recorded into the recorder; returns torch's thread ids -> OS ids.
 
     What cannot be read is left out, counted in the trace's ``perfprofStats`` and said here, at
     every session: a later session's losses must not go unreported.
     """
     try:
-        imported = _core.import_torch_events(result.events(),
-                                             with_inputs=options.record_shapes or options.exact_inputs)
+        imported = _core.import_torch_events(result.events(), options.record_shapes or options.exact_inputs,
+                                             window_begin_ns)
     except Exception as error:  # a torch version whose results differ entirely: report, never fail
         logger.warning("perfprof: operators recorded by torch could not be read: %r", error)
         return {}
