@@ -1,40 +1,53 @@
 #pragma once
-// torch.profiler's key_averages(): the events of a trace (every non-async range that is not a
-// Python frame) aggregated by name, optionally split by input shapes and call stack.
+// torch.profiler's key_averages() (torch 2.13): its function events (function_events.h), the
+// device activities and the memory events outside every host event, aggregated by key.
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
-#include "analysis/op_tree.h"
 #include "trace/trace_model.h"
 
 namespace perfprof {
 
+inline constexpr std::string_view kMemoryEventsName = "[memory]";
+
 struct KeyAverageOptions {
-  // Split rows by the "Input Dims" text of the args (events without one form their own group).
+  // Split rows by input shapes: the "Input Dims" of the args as torch's input_shapes has them
+  // (a tensor list counts as []), e.g. "[[8, 64], []]"; events without any form one group.
   bool group_by_input_shape = false;
   // Split rows by the innermost N Python frames around the event (0: no split).
   int group_by_stack_n = 0;
+  // Python frames (category python_function) are events of their own: torch has them with
+  // with_stack=True. Without them there are no stacks either.
+  bool python_functions = true;
 };
 
 struct KeyAverageRow {
   std::string name;
-  std::string input_shapes;  // the "Input Dims" value text when grouping by it, else empty
-  std::string stack;         // the innermost N frame names, innermost first, joined by "\n"
-                             // when grouping by stack, else empty
+  std::string input_shapes;  // when grouping by them, else empty
+  // When grouping by stack: the innermost N Python frames around the event (event_stacks.h),
+  // innermost first, joined by "\n"; else empty.
+  std::string stack;
+  bool device = false;  // a GPU activity's row (kernel, memcpy, memset, graph launch)
   uint64_t count = 0;
-  int64_t cpu_total_ns = 0;     // summed durations (a recursive event counts at every level)
-  int64_t self_cpu_ns = 0;      // summed OpTree::self_ns
-  // Device work (see self_device_ns in op_tree.h) launched inside the event or any event
-  // nested in it, counted once for each event it is inside.
-  int64_t device_total_ns = 0;
-  int64_t self_device_ns = 0;   // device work whose innermost launching range is the event
-  uint64_t flops = 0;           // summed flops_of(name, args)
+  int64_t cpu_total_ns = 0;   // summed durations of host events (async ones included)
+  int64_t self_cpu_ns = 0;    // summed FunctionEvents::self_ns
+  int64_t device_total_ns = 0;  // summed FunctionEvents::device_total_ns, or activity durations
+  int64_t self_device_ns = 0;   // summed FunctionEvents::self_device_ns, or activity durations
+  // Bytes allocated (freed: negative) by allocator events during the host events, on the CPU
+  // and on GPUs, in all threads; self: minus that of their children (0 for async events).
+  int64_t cpu_memory_bytes = 0;
+  int64_t self_cpu_memory_bytes = 0;
+  int64_t device_memory_bytes = 0;
+  int64_t self_device_memory_bytes = 0;
+  uint64_t flops = 0;  // summed flops_of(name, args)
 };
 
-// One row per key, in the order keys first appear in model.ranges. O(ranges + activities)
-// (plus the frames walked per event when grouping by stack).
-std::vector<KeyAverageRow> key_averages(const TraceModel& model, const OpTree& tree,
-                                        const KeyAverageOptions& options);
+// One row per key, in the order torch lists them: by the begin of their first event (longer
+// events first on equal begins). Allocator events outside every host event form the row
+// kMemoryEventsName (no time; their bytes). O(n log n) in ranges, activities and allocator
+// events (plus the frames walked per event when grouping by stack).
+std::vector<KeyAverageRow> key_averages(const TraceModel& model, const KeyAverageOptions& options);
 
 }  // namespace perfprof

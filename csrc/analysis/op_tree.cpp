@@ -4,7 +4,6 @@
 #include <unordered_map>
 
 namespace perfprof {
-namespace {
 
 bool is_device_work(GpuActivityKind kind) {
   switch (kind) {
@@ -18,8 +17,6 @@ bool is_device_work(GpuActivityKind kind) {
       return false;
   }
 }
-
-}  // namespace
 
 bool is_python_frame(const TraceModel& model, size_t row) {
   return model.str(model.ranges.category[row]) == kPythonFunctionCategory;

@@ -4,14 +4,11 @@
 // "python_function"). Async ranges do not nest and are left out of both.
 #include <cstddef>
 #include <cstdint>
-#include <string_view>
 #include <vector>
 
 #include "trace/trace_model.h"
 
 namespace perfprof {
-
-inline constexpr std::string_view kPythonFunctionCategory = "python_function";
 
 // One entry per row of model.ranges.
 struct OpTree {
@@ -20,7 +17,8 @@ struct OpTree {
   // Innermost enclosing Python frame on the same track, or -1.
   std::vector<int64_t> parent_frame;
   // Event: its duration minus the durations of the events whose parent_event it is (the frames
-  // in between do not count, as in torch.profiler's self CPU time).
+  // in between do not count; torch.profiler's self CPU time, which takes frames out too, is
+  // FunctionEvents::self_ns in function_events.h).
   // Python frame: its duration minus the durations of its direct children, events and frames
   // alike (time spent in the frame's own Python code).
   // The self times of events partition the time covered by outermost events; adding frames'
@@ -43,9 +41,12 @@ OpTree build_op_tree(const TraceModel& model);
 // The Python frames enclosing `row` (not `row` itself), innermost first.
 std::vector<size_t> call_stack_frames(const TraceModel& model, const OpTree& tree, size_t row);
 
-// Per range row: the summed durations of the GPU activities doing device work (kernels, memcpy,
-// memset, graph launches) whose external id is that row's range id. Rows of async ranges get
-// nothing, so work launched inside one is left unattributed.
+// Kernels, memcpy, memset and graph launches: the activities that keep the device busy.
+bool is_device_work(GpuActivityKind kind);
+
+// Per range row: the summed durations of the GPU activities doing device work (is_device_work)
+// whose external id is that row's range id. Rows of async ranges get nothing, so work launched
+// inside one is left unattributed.
 std::vector<int64_t> self_device_ns(const TraceModel& model);
 
 }  // namespace perfprof

@@ -99,7 +99,7 @@ void run_writer(Write&& write) {
 }
 
 void export_trace(const Trace& trace, const std::string& path, const ChromeTraceOptions& options) {
-  run_writer([&] { write_chrome_trace(trace.model(), path, options); });
+  run_writer([&] { write_chrome_trace(trace.model(), trace.tree(), path, options); });
 }
 
 py::dict stats_of(const TraceModel& m) {
@@ -119,7 +119,7 @@ py::list ranges_of(const TraceModel& m) {
   return out;
 }
 
-Trace collect_trace(int64_t window_begin_ns, int64_t window_end_ns, bool with_gpu, bool call_stacks, bool flops) {
+Trace collect_trace(int64_t window_begin_ns, int64_t window_end_ns, bool with_gpu, bool flops) {
   py::gil_scoped_release release;
   GpuInput gpu;
   if (with_gpu) {
@@ -129,22 +129,36 @@ Trace collect_trace(int64_t window_begin_ns, int64_t window_end_ns, bool with_gp
     gpu.collected_any = true;
   }
   TraceModel model = build_trace(Recorder::instance().collect(), {window_begin_ns, window_end_ns}, std::move(gpu));
+  if (flops) annotate_flops(model);
   OpTree tree = build_op_tree(model);
-  annotate_ops(model, tree, call_stacks, flops);
   return Trace(std::move(model), std::move(tree));
 }
 
-py::list key_average_rows(const Trace& trace, bool group_by_input_shape, int group_by_stack_n) {
+py::list key_average_rows(const Trace& trace, bool group_by_input_shape, int group_by_stack_n, bool python_functions) {
   if (group_by_stack_n < 0) throw std::invalid_argument("key_averages: 'group_by_stack_n' must be >= 0");
   std::vector<KeyAverageRow> rows;
   {
     py::gil_scoped_release release;
-    rows = key_averages(trace.model(), trace.tree(), {group_by_input_shape, group_by_stack_n});
+    rows = key_averages(trace.model(), {group_by_input_shape, group_by_stack_n, python_functions});
   }
   py::list out;
   for (const KeyAverageRow& row : rows) {
-    out.append(py::make_tuple(row.name, row.input_shapes, row.stack, row.count, row.cpu_total_ns, row.self_cpu_ns,
-                              row.device_total_ns, row.self_device_ns, row.flops));
+    py::dict fields;
+    fields["name"] = row.name;
+    fields["input_shapes"] = row.input_shapes;
+    fields["stack"] = row.stack;
+    fields["device"] = row.device;
+    fields["count"] = row.count;
+    fields["cpu_total_ns"] = row.cpu_total_ns;
+    fields["self_cpu_ns"] = row.self_cpu_ns;
+    fields["device_total_ns"] = row.device_total_ns;
+    fields["self_device_ns"] = row.self_device_ns;
+    fields["cpu_memory_bytes"] = row.cpu_memory_bytes;
+    fields["self_cpu_memory_bytes"] = row.self_cpu_memory_bytes;
+    fields["device_memory_bytes"] = row.device_memory_bytes;
+    fields["self_device_memory_bytes"] = row.self_device_memory_bytes;
+    fields["flops"] = row.flops;
+    out.append(std::move(fields));
   }
   return out;
 }
@@ -309,9 +323,9 @@ PYBIND11_MODULE(_core, m) {
       .def("gpu_activities", [](const Trace& t) { return gpu_activities_of(t.model()); },
            "GPU activities as dicts (kind, name, start_ns, end_ns, device, stream, correlation, external_id).")
       .def("key_averages", &key_average_rows, py::arg("group_by_input_shape") = false,
-           py::arg("group_by_stack_n") = 0,
-           "Rows (name, input_shapes, stack, count, cpu_total_ns, self_cpu_ns, device_total_ns,\n"
-           "self_device_ns, flops), one per distinct key, in order of first appearance.")
+           py::arg("group_by_stack_n") = 0, py::arg("python_functions") = true,
+           "Rows as dicts of the KeyAverageRow fields (analysis/key_averages.h), one per distinct\n"
+           "key, in torch.profiler's order.")
       .def("export_stacks", &export_folded_stacks, py::arg("path"), py::arg("device_metric") = false,
            "Write self times per stack in the folded format FlameGraph and speedscope read.")
       .def_property_readonly("num_memory_events", [](const Trace& t) { return t.model().memory.events.allocations.size(); })
@@ -357,9 +371,9 @@ PYBIND11_MODULE(_core, m) {
     Recorder::instance().discard();
   }, "Drop everything recorded so far.");
   m.def("collect", &collect_trace, py::arg("window_begin_ns"), py::arg("window_end_ns"),
-        py::arg("with_gpu") = false, py::arg("call_stacks") = false, py::arg("flops") = false,
+        py::arg("with_gpu") = false, py::arg("flops") = false,
         "Move everything recorded so far (and GPU activity) into a Trace; operators get their\n"
-        "Python call stack and FLOPs as asked.");
+        "FLOPs if asked.");
   m.def("cupti_load", [](const std::string& explicit_path, const std::vector<std::string>& candidates,
                          const std::string& driver_library) {
     CuptiStatus status;

@@ -37,7 +37,9 @@ class _KinetoProfile:
         activities: what to collect (default: every supported activity).
         record_shapes: record each operator's input shapes (``Input Dims``) and autograd
             sequence number.
-        with_stack: record Python calls; operators carry their ``Call stack``.
+        with_stack: record Python calls (``python_function`` slices linked by ``Python id`` and
+            ``Python parent id``, as torch.profiler writes them): the stacks of key_averages
+            (``group_by_stack_n``) and export_stacks.
         with_flops: estimate FLOPs of matrix multiplications and attention from input shapes
             (implies record_shapes).
         with_modules: record each ``nn.Module`` forward as a range (``nn.Module: Linear_0``).
@@ -138,7 +140,7 @@ class _KinetoProfile:
                 _core.gpu_stop()  # flushes what CUPTI still holds
             _name_live_threads()
             self._trace = _core.collect(self._window_begin_ns, window_end_ns, self._collecting_gpu,
-                                        call_stacks=self.with_stack, flops=self.with_flops)
+                                        flops=self.with_flops)
         finally:  # whatever happened, the recorder is free for the next profiler
             self._collecting_gpu = False
             with _collecting_lock:
@@ -173,7 +175,11 @@ class _KinetoProfile:
         return path
 
     def key_averages(self, group_by_input_shape: bool = False, group_by_stack_n: int = 0) -> summary.EventList:
-        """Totals per operator (and per input shapes / innermost Python frames when grouped).
+        """Totals per event name (and per input shapes / innermost Python frames when grouped),
+        with torch.profiler's rows and counts: one ``ProfilerStep*`` row for all steps, a nested
+        call of the same operator that is its caller's only child merged into the caller, Python
+        functions as rows with ``with_stack=True``, GPU activities as rows of their own, and
+        allocator events outside every event as ``[memory]`` (docs/api.md has the rules).
 
         Returns a list of :class:`perfprof.summary.FunctionEventAvg` whose ``table(sort_by=...,
         row_limit=...)`` prints torch.profiler's table. Computed in C++ from the trace.
@@ -183,8 +189,8 @@ class _KinetoProfile:
         if not isinstance(group_by_stack_n, int) or isinstance(group_by_stack_n, bool) or group_by_stack_n < 0:
             raise ValueError(f"key_averages: 'group_by_stack_n' must be an int >= 0, got {group_by_stack_n!r}")
         trace = self._require_trace("key_averages")
-        return summary.rows_from_core(trace.key_averages(group_by_input_shape, group_by_stack_n),
-                                      with_flops=self.with_flops)
+        rows = trace.key_averages(group_by_input_shape, group_by_stack_n, python_functions=self.with_stack)
+        return summary.rows_from_core(rows, with_flops=self.with_flops, with_memory=self.profile_memory)
 
     def export_stacks(self, path: "os.PathLike[str] | str", metric: str = "self_cpu_time_total") -> str:
         """Write self time per call stack in the folded format FlameGraph and speedscope read.

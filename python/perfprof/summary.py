@@ -2,24 +2,33 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence
 
 
 @dataclass(frozen=True)
 class FunctionEventAvg:
-    """Totals for one key (operator name, and input shapes / stack when grouped by them).
+    """Totals for one key (event name, and input shapes / stack when grouped by them).
 
-    Times are in microseconds, as in torch.profiler's ``FunctionEventAvg``.
+    Times are in microseconds and memory in bytes, as in torch.profiler's ``FunctionEventAvg``.
+    ``device_type`` is ``"CPU"`` for host events (operators, annotations, Python functions,
+    CUDA API calls) and ``"CUDA"`` for GPU activities (kernels, memcpy, memset), which have
+    device time only. Memory is what the allocator events during the events add up to (frees
+    count negative; self: less the events nested in them), filled with ``profile_memory=True``.
     """
 
     key: str
     input_shapes: str
     stack: List[str]
+    device_type: str
     count: int
     cpu_time_total: float
     self_cpu_time_total: float
     device_time_total: float
     self_device_time_total: float
+    cpu_memory_usage: int
+    self_cpu_memory_usage: int
+    device_memory_usage: int
+    self_device_memory_usage: int
     flops: int
 
     @property
@@ -55,24 +64,34 @@ _SORT_KEYS: Dict[str, Callable[[FunctionEventAvg], float]] = {
     "device_time": lambda e: e.device_time,
     "cuda_time": lambda e: e.device_time,
     "flops": lambda e: e.flops,
+    "cpu_memory_usage": lambda e: e.cpu_memory_usage,
+    "self_cpu_memory_usage": lambda e: e.self_cpu_memory_usage,
+    "device_memory_usage": lambda e: e.device_memory_usage,
+    "cuda_memory_usage": lambda e: e.device_memory_usage,
+    "self_device_memory_usage": lambda e: e.self_device_memory_usage,
+    "self_cuda_memory_usage": lambda e: e.self_device_memory_usage,
 }
 
 
 class EventList(list):
     """The rows of :meth:`perfprof.profile.key_averages`; a list of :class:`FunctionEventAvg`."""
 
-    def __init__(self, rows: Sequence[FunctionEventAvg], *, with_device: bool, with_flops: bool) -> None:
+    def __init__(self, rows: Sequence[FunctionEventAvg], *, with_device: bool, with_flops: bool,
+                 with_memory: bool = False) -> None:
         super().__init__(rows)
         self._with_device = with_device
         self._with_flops = with_flops
+        self._with_memory = with_memory
 
-    def table(self, sort_by: Optional[str] = None, row_limit: int = 100, max_name_column_width: int = 55,
-              header: Optional[str] = None) -> str:
-        """The table torch.profiler prints: name, self/total CPU time, calls; device and FLOPs
-        columns when there is device time or FLOPs. `sort_by` is one of the total/self/average
-        time keys of torch (``"cpu_time_total"``, ``"self_cpu_time_total"``, ``"cuda_time_total"``,
-        ...), ``"count"`` or ``"flops"``; rows are then in descending order. ``row_limit < 0``
-        shows every row."""
+    def table(self, sort_by: Optional[str] = None, row_limit: int = 100, max_src_column_width: int = 75,
+              max_name_column_width: int = 55, header: Optional[str] = None) -> str:
+        """The table torch.profiler prints: name, self/total CPU time, calls; device, memory and
+        FLOPs columns when there is device time, memory profiling or FLOPs. `sort_by` is one of
+        the total/self/average time keys of torch (``"cpu_time_total"``, ``"self_cpu_time_total"``,
+        ``"cuda_time_total"``, ...), its memory keys (``"cpu_memory_usage"``,
+        ``"self_cpu_memory_usage"``, ``"cuda_memory_usage"``, ...), ``"count"`` or ``"flops"``;
+        rows are then in descending order, ties in list order. ``row_limit < 0`` shows every
+        row. Rows grouped by stack show it under "Source Location", one frame a line."""
         if sort_by is not None and sort_by not in _SORT_KEYS:
             raise ValueError(f"table: unknown sort_by {sort_by!r}; expected one of {', '.join(sorted(_SORT_KEYS))}")
         if not isinstance(row_limit, int):
@@ -82,20 +101,27 @@ class EventList(list):
             rows.sort(key=_SORT_KEYS[sort_by], reverse=True)
         if row_limit >= 0:
             rows = rows[:row_limit]
-        return _format_table(self, rows, self._with_device, self._with_flops, max_name_column_width, header)
+        return _format_table(self, rows, self._with_device, self._with_flops, self._with_memory,
+                             max_name_column_width, max_src_column_width, header)
 
 
-def rows_from_core(raw: Sequence[tuple], *, with_flops: bool) -> EventList:
+def rows_from_core(raw: Sequence[Dict[str, Any]], *, with_flops: bool, with_memory: bool) -> EventList:
+    """The EventList of the rows `_core.Trace.key_averages` returns (dicts, times in ns)."""
     rows = [
         FunctionEventAvg(
-            key=name, input_shapes=shapes, stack=stack.split("\n") if stack else [], count=count,
-            cpu_time_total=cpu_ns / 1e3, self_cpu_time_total=self_cpu_ns / 1e3,
-            device_time_total=device_ns / 1e3, self_device_time_total=self_device_ns / 1e3, flops=flops,
+            key=row["name"], input_shapes=row["input_shapes"], stack=row["stack"].split("\n") if row["stack"] else [],
+            device_type="CUDA" if row["device"] else "CPU", count=row["count"],
+            cpu_time_total=row["cpu_total_ns"] / 1e3, self_cpu_time_total=row["self_cpu_ns"] / 1e3,
+            device_time_total=row["device_total_ns"] / 1e3, self_device_time_total=row["self_device_ns"] / 1e3,
+            cpu_memory_usage=row["cpu_memory_bytes"], self_cpu_memory_usage=row["self_cpu_memory_bytes"],
+            device_memory_usage=row["device_memory_bytes"], self_device_memory_usage=row["self_device_memory_bytes"],
+            flops=row["flops"],
         )
-        for name, shapes, stack, count, cpu_ns, self_cpu_ns, device_ns, self_device_ns, flops in raw
+        for row in raw
     ]
     with_device = any(row.device_time_total for row in rows)
-    return EventList(rows, with_device=with_device, with_flops=with_flops and any(row.flops for row in rows))
+    return EventList(rows, with_device=with_device, with_flops=with_flops and any(row.flops for row in rows),
+                     with_memory=with_memory)
 
 
 def _format_time(us: float) -> str:
@@ -110,45 +136,84 @@ def _format_flops(flops: int) -> str:
     return f"{flops / 1e6:.3f}"
 
 
+def _format_share(part: float, total: float) -> str:
+    """`part` as a percentage of `total`; "NaN" for a total of 0 (as torch.profiler)."""
+    return f"{100 * part / total:.2f}%" if total else "NaN"
+
+
+def _format_memory(nbytes: int) -> str:
+    """torch.profiler's memory text: B, KB, MB or GB (powers of 1024), two decimals."""
+    for unit, size in (("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
+        if abs(nbytes) >= size:
+            return f"{nbytes / size:.2f} {unit}"
+    return f"{nbytes} B"
+
+
+def _trim_path(path: str, width: int) -> str:
+    """`path` cut to its last `width` characters, the cut marked with "..." (as torch.profiler)."""
+    return path if len(path) <= width else "..." + path[len(path) - width + 3:]
+
+
 def _format_table(all_rows: Sequence[FunctionEventAvg], rows: Sequence[FunctionEventAvg], with_device: bool,
-                  with_flops: bool, name_width: int, header: Optional[str]) -> str:
-    # Percentages are of the self time of everything, which adds up to the time covered.
-    self_cpu_sum = sum(row.self_cpu_time_total for row in all_rows) or 1.0
-    self_device_sum = sum(row.self_device_time_total for row in all_rows) or 1.0
+                  with_flops: bool, with_memory: bool, name_width: int, src_width: int, header: Optional[str]) -> str:
+    # Percentages are of the self time of everything, which adds up to the time covered: on the
+    # host the self times of host events, on the device the GPU activities' times (the host
+    # events' device times count the same work again).
+    self_cpu_sum = sum(row.self_cpu_time_total for row in all_rows)
+    self_device_sum = sum(row.self_device_time_total for row in all_rows if row.device_type != "CPU")
+    with_device_memory = with_memory and any(row.self_device_memory_usage > 0 for row in all_rows)
     columns = ["Name", "Self CPU %", "Self CPU", "CPU total %", "CPU total", "CPU time avg"]
     if with_device:
         columns += ["Self CUDA", "Self CUDA %", "CUDA total", "CUDA time avg"]
+    if with_memory:
+        columns += ["CPU Mem", "Self CPU Mem"]
+    if with_device_memory:
+        columns += ["CUDA Mem", "Self CUDA Mem"]
     columns += ["# of Calls"]
     if with_flops:
         columns += ["Total MFLOPs"]
     grouped_by_shapes = any(row.input_shapes for row in rows)
     if grouped_by_shapes:
         columns += ["Input Shapes"]
+    grouped_by_stack = any(row.stack for row in rows)
+    if grouped_by_stack:
+        columns += ["Source Location"]
     lines = []
     for row in rows:
         name = row.key if len(row.key) <= name_width else row.key[: name_width - 3] + "..."
-        cells = [name, f"{100 * row.self_cpu_time_total / self_cpu_sum:.2f}%", _format_time(row.self_cpu_time_total),
-                 f"{100 * row.cpu_time_total / self_cpu_sum:.2f}%", _format_time(row.cpu_time_total),
+        cells = [name, _format_share(row.self_cpu_time_total, self_cpu_sum), _format_time(row.self_cpu_time_total),
+                 _format_share(row.cpu_time_total, self_cpu_sum), _format_time(row.cpu_time_total),
                  _format_time(row.cpu_time)]
         if with_device:
             cells += [_format_time(row.self_device_time_total),
-                      f"{100 * row.self_device_time_total / self_device_sum:.2f}%",
+                      _format_share(row.self_device_time_total, self_device_sum),
                       _format_time(row.device_time_total), _format_time(row.device_time)]
+        if with_memory:
+            cells += [_format_memory(row.cpu_memory_usage), _format_memory(row.self_cpu_memory_usage)]
+        if with_device_memory:
+            cells += [_format_memory(row.device_memory_usage), _format_memory(row.self_device_memory_usage)]
         cells += [str(row.count)]
         if with_flops:
             cells += [_format_flops(row.flops)]
         if grouped_by_shapes:
             cells += [row.input_shapes]
-        lines.append(cells)
+        if grouped_by_stack:
+            frames = [_trim_path(frame, src_width) for frame in row.stack] or [""]
+            lines.append(cells + frames[:1])
+            lines += [[""] * len(cells) + [frame] for frame in frames[1:]]
+        else:
+            lines.append(cells)
     widths = [max([len(columns[i])] + [len(cells[i]) for cells in lines]) for i in range(len(columns))]
     separator = "  ".join("-" * w for w in widths)
+    left_aligned = {0, len(columns) - 1} if grouped_by_stack else {0}
 
     def render(cells: Sequence[str]) -> str:
-        return "  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(cells, widths)))
+        return "  ".join(cell.ljust(w) if i in left_aligned else cell.rjust(w)
+                         for i, (cell, w) in enumerate(zip(cells, widths)))
 
     out = ([header] if header else []) + [separator, render(columns), separator]
     out += [render(cells) for cells in lines]
-    out += [separator, f"Self CPU time total: {_format_time(sum(row.self_cpu_time_total for row in all_rows))}"]
+    out += [separator, f"Self CPU time total: {_format_time(self_cpu_sum)}"]
     if with_device:
-        out.append(f"Self CUDA time total: {_format_time(sum(row.self_device_time_total for row in all_rows))}")
+        out.append(f"Self CUDA time total: {_format_time(self_device_sum)}")
     return "\n".join(out) + "\n"

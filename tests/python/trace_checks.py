@@ -6,7 +6,7 @@ import gzip
 import json
 import os
 from collections import defaultdict
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Tuple
 
 import perfprof
 
@@ -26,19 +26,22 @@ def names(trace: Dict[str, Any], phase: str = "X") -> List[str]:
 
 
 def assert_slices_nest(trace: Dict[str, Any]) -> None:
-    """Every X slice lies inside, or entirely after, the slices open on its thread."""
-    by_thread: Dict[Any, List[Dict[str, Any]]] = defaultdict(list)
+    """Every X slice lies inside, or entirely after, the slices open on its thread.
+
+    Times are compared in integer nanoseconds: `ts` and `dur` have three decimals, and as floats
+    their sum can differ from an equal end by one ulp (~0.5 ns at 3e9 us)."""
+    by_thread: Dict[Any, List[Tuple[int, int, Dict[str, Any]]]] = defaultdict(list)
     for event in events(trace, "X"):
         assert event["dur"] >= 0, event
-        by_thread[(event["pid"], event["tid"])].append(event)
+        begin = round(event["ts"] * 1000)
+        by_thread[(event["pid"], event["tid"])].append((begin, begin + round(event["dur"] * 1000), event))
     for thread, slices in by_thread.items():
-        slices.sort(key=lambda e: (e["ts"], -e["dur"]))
-        open_ends: List[float] = []
-        for event in slices:
-            begin, end = event["ts"], event["ts"] + event["dur"]
-            while open_ends and open_ends[-1] <= begin + 1e-9:
+        slices.sort(key=lambda s: (s[0], -s[1]))
+        open_ends: List[int] = []
+        for begin, end, event in slices:
+            while open_ends and open_ends[-1] <= begin:
                 open_ends.pop()
-            assert not open_ends or end <= open_ends[-1] + 1e-9, f"{event} overlaps its parent on {thread}"
+            assert not open_ends or end <= open_ends[-1], f"{event} overlaps its parent on {thread}"
             open_ends.append(end)
 
 
