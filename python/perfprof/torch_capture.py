@@ -128,6 +128,7 @@ def stop_thread(window_begin_ns: int = 0) -> Any:
         _thread.module_wrapper_used = False
     if options.with_stack:
         _core.python_tracer_uninstall()
+    return torch_results
 
 
 def reset_module_names() -> None:

@@ -96,7 +96,9 @@ def dataloader_workers() -> Step:
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 
     def step() -> None:
-        for x, y in loader:
+        # All batches are fetched first: how many prefetched batches are alive at once would
+        # otherwise depend on the workers' timing, and so would the INPUT peak of either profiler.
+        for x, y in list(loader):
             nn.functional.cross_entropy(model(x), y).backward()
             optimizer.step()
             optimizer.zero_grad()
