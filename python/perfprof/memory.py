@@ -156,17 +156,19 @@ def _accepts(schema_type: Any, kind: str) -> bool:
     return kind == "N"
 
 
-def import_torch_memory(result: Any, os_thread_ids: dict, window_begin_ns: int = 0) -> None:
+def import_torch_memory(result: Any, os_thread_ids: dict, window_begin_ns: int = 0) -> Any:
     """Read the allocator events and operator data flow torch recorded (at the end of a session);
     `os_thread_ids` maps torch's thread ids to the OS's; what was allocated before
     `window_begin_ns` (warm-up) is sized as torch.profiler sizes it, from its tensors. What cannot
-    be read is left out, counted in the trace's ``perfprofStats`` and said here, at every session."""
-    imported = _core.import_torch_memory(result.experimental_event_tree(), write_flags, os_thread_ids,
-                                         window_begin_ns)
+    be read is left out, counted in the trace's ``perfprofStats`` and said here, at every session.
+    Returns the event tree read, for the caller to free when it suits (see torch_capture)."""
+    event_tree = result.experimental_event_tree()
+    imported = _core.import_torch_memory(event_tree, write_flags, os_thread_ids, window_begin_ns)
     if imported["failed_reads"]:
         logger.warning("perfprof: %d memory events recorded by torch could not be read and %d reads of fields "
                        "failed (left out, counted in perfprofStats); the first: %s",
                        imported["skipped_events"], imported["failed_reads"], imported["first_failure"])
+    return event_tree
 
 
 def export_timeline(trace: "_core.Trace", output_path: str, device: Optional[str]) -> None:

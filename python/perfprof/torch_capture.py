@@ -194,7 +194,8 @@ def _release_kineto() -> None:
 
 
 def _disable_torch_state(state: str, options: CaptureOptions, window_begin_ns: int) -> Any:
-    """Switch torch's state off; returns its results once read into the recorder (or None)."""
+    """Switch torch's state off; returns what was read from it into the recorder (or None): its
+    results, and the Python objects made of them, whose freeing the caller keeps out of stop()."""
     import torch.autograd
 
     from . import memory
@@ -209,23 +210,25 @@ def _disable_torch_state(state: str, options: CaptureOptions, window_begin_ns: i
     _release_kineto()
     if result is None:
         return None
-    os_thread_ids = _import_operators(result, options, window_begin_ns)
+    events = result.events()
+    os_thread_ids = _import_operators(events, options, window_begin_ns)
+    event_tree = None
     if options.profile_memory:
         try:
-            memory.import_torch_memory(result, os_thread_ids, window_begin_ns)
+            event_tree = memory.import_torch_memory(result, os_thread_ids, window_begin_ns)
         except Exception as error:  # never fail the job for its profiler; said at every session
             logger.warning("perfprof: memory events recorded by torch could not be read: %r", error)
-    return result
+    return result, events, event_tree
 
 
-def _import_operators(result: Any, options: CaptureOptions, window_begin_ns: int) -> dict:
+def _import_operators(events: Any, options: CaptureOptions, window_begin_ns: int) -> dict:
     """Move the operators torch recorded into the recorder; returns torch's thread ids -> OS ids.
 
     What cannot be read is left out, counted in the trace's ``perfprofStats`` and said here, at
     every session: a later session's losses must not go unreported.
     """
     try:
-        imported = _core.import_torch_events(result.events(), options.record_shapes or options.exact_inputs,
+        imported = _core.import_torch_events(events, options.record_shapes or options.exact_inputs,
                                              window_begin_ns)
     except Exception as error:  # a torch version whose results differ entirely: report, never fail
         logger.warning("perfprof: operators recorded by torch could not be read: %r", error)
