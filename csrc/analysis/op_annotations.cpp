@@ -5,7 +5,6 @@
 #include <unordered_map>
 
 #include "analysis/flops.h"
-#include "export/json_text.h"
 
 namespace perfprof {
 namespace {
@@ -31,49 +30,27 @@ class StringAppender {
   std::unordered_map<std::string, StringId> ids_;
 };
 
-void begin_member(std::string& args) {
-  if (!args.empty()) args += ", ";
-}
-
-void append_call_stack(std::string& args, const TraceModel& model, const std::vector<size_t>& frames) {
-  std::string stack;
-  for (size_t f : frames) {
-    if (!stack.empty()) stack += ';';
-    stack += model.str(model.ranges.name[f]);
-  }
-  begin_member(args);
-  args += "\"Call stack\": ";
-  append_json_string(args, stack);
-}
-
 }  // namespace
 
-void annotate_ops(TraceModel& model, const OpTree& tree, bool call_stacks, bool flops) {
-  if (!call_stacks && !flops) return;
+void annotate_flops(TraceModel& model) {
   RangeTable& r = model.ranges;
   StringAppender appender(model.strings);
-  std::unordered_map<uint64_t, uint64_t> flops_cache;  // (name, args) -> flops
-  const auto flops_of_row = [&](size_t i) -> uint64_t {
-    const uint64_t key = (uint64_t{r.name[i]} << 32) | r.args[i];
-    const auto [found, inserted] = flops_cache.try_emplace(key, 0);
-    if (inserted) found->second = flops_of(model.str(r.name[i]), model.str(r.args[i]));
-    return found->second;
-  };
+  std::unordered_map<uint64_t, StringId> annotated;  // (name, args) -> args with flops
   for (size_t i = 0; i < r.size(); ++i) {
     if (model.str(r.category[i]) != kCpuOpCategory) continue;
-    const std::vector<size_t> frames =
-        call_stacks ? call_stack_frames(model, tree, i) : std::vector<size_t>{};
-    const uint64_t count = flops ? flops_of_row(i) : 0;
-    if (frames.empty() && count == 0) continue;
-
-    std::string args = model.str(r.args[i]);
-    if (!frames.empty()) append_call_stack(args, model, frames);
-    if (count > 0) {
-      begin_member(args);
-      args += "\"flops\": ";
-      args += std::to_string(count);
+    const uint64_t key = (uint64_t{r.name[i]} << 32) | r.args[i];
+    const auto [found, inserted] = annotated.try_emplace(key, r.args[i]);
+    if (inserted) {
+      const uint64_t count = flops_of(model.str(r.name[i]), model.str(r.args[i]));
+      if (count > 0) {
+        std::string args = model.str(r.args[i]);
+        if (!args.empty()) args += ", ";
+        args += "\"flops\": ";
+        args += std::to_string(count);
+        found->second = appender.intern(std::move(args));
+      }
     }
-    r.args[i] = appender.intern(std::move(args));
+    r.args[i] = found->second;
   }
 }
 

@@ -4,14 +4,11 @@
 // "python_function"). Async ranges do not nest and are left out of both.
 #include <cstddef>
 #include <cstdint>
-#include <string_view>
 #include <vector>
 
 #include "trace/trace_model.h"
 
 namespace perfprof {
-
-inline constexpr std::string_view kPythonFunctionCategory = "python_function";
 
 // One entry per row of model.ranges.
 struct OpTree {

@@ -99,7 +99,7 @@ void run_writer(Write&& write) {
 }
 
 void export_trace(const Trace& trace, const std::string& path, const ChromeTraceOptions& options) {
-  run_writer([&] { write_chrome_trace(trace.model(), path, options); });
+  run_writer([&] { write_chrome_trace(trace.model(), trace.tree(), path, options); });
 }
 
 py::dict stats_of(const TraceModel& m) {
@@ -119,7 +119,7 @@ py::list ranges_of(const TraceModel& m) {
   return out;
 }
 
-Trace collect_trace(int64_t window_begin_ns, int64_t window_end_ns, bool with_gpu, bool call_stacks, bool flops) {
+Trace collect_trace(int64_t window_begin_ns, int64_t window_end_ns, bool with_gpu, bool flops) {
   py::gil_scoped_release release;
   GpuInput gpu;
   if (with_gpu) {
@@ -129,8 +129,8 @@ Trace collect_trace(int64_t window_begin_ns, int64_t window_end_ns, bool with_gp
     gpu.collected_any = true;
   }
   TraceModel model = build_trace(Recorder::instance().collect(), {window_begin_ns, window_end_ns}, std::move(gpu));
+  if (flops) annotate_flops(model);
   OpTree tree = build_op_tree(model);
-  annotate_ops(model, tree, call_stacks, flops);
   return Trace(std::move(model), std::move(tree));
 }
 
@@ -371,9 +371,9 @@ PYBIND11_MODULE(_core, m) {
     Recorder::instance().discard();
   }, "Drop everything recorded so far.");
   m.def("collect", &collect_trace, py::arg("window_begin_ns"), py::arg("window_end_ns"),
-        py::arg("with_gpu") = false, py::arg("call_stacks") = false, py::arg("flops") = false,
+        py::arg("with_gpu") = false, py::arg("flops") = false,
         "Move everything recorded so far (and GPU activity) into a Trace; operators get their\n"
-        "Python call stack and FLOPs as asked.");
+        "FLOPs if asked.");
   m.def("cupti_load", [](const std::string& explicit_path, const std::vector<std::string>& candidates,
                          const std::string& driver_library) {
     CuptiStatus status;

@@ -33,6 +33,18 @@ Names& names() {
 
 thread_local bool tls_capture = false;
 
+// Called with each module at its first call while set (memory profiling notes its parameters);
+// any thread. A weak reference per module tells a reused address from the same module.
+struct FirstCallObserver {
+  PyObject* callback = nullptr;  // owned
+  std::unordered_map<PyObject*, PyObject*> seen;  // module -> owned weak reference, or null
+};
+
+FirstCallObserver& first_call_observer() {
+  static FirstCallObserver& state = *new FirstCallObserver();  // never destroyed, as names()
+  return state;
+}
+
 std::string class_name(PyObject* module) {
   PyObject* name = PyObject_GetAttrString(reinterpret_cast<PyObject*>(Py_TYPE(module)), "__name__");
   const char* text = name ? PyUnicode_AsUTF8(name) : nullptr;
@@ -71,6 +83,34 @@ StringId module_name(PyObject* module) {
   return name;
 }
 
+void forget_seen_modules(FirstCallObserver& observer) {
+  for (auto& [module, weakref] : observer.seen) Py_XDECREF(weakref);
+  observer.seen.clear();
+}
+
+// True the first time `module` is seen (or a new object at the address of a freed one).
+bool first_call_of(FirstCallObserver& observer, PyObject* module) {
+  const auto [it, added] = observer.seen.emplace(module, nullptr);
+  if (!added) {
+    if (it->second == nullptr || still_refers_to(it->second, module)) return false;
+    Py_DECREF(it->second);
+  }
+  it->second = PyWeakref_NewRef(module, nullptr);
+  if (!it->second) PyErr_Clear();  // no weak references: the address alone identifies it
+  return true;
+}
+
+// The observer's error is printed as an unraisable exception: the module call goes on.
+void observe_first_call(PyObject* module) {
+  FirstCallObserver& observer = first_call_observer();
+  if (observer.callback == nullptr || !first_call_of(observer, module)) return;
+  PyObject* callback = Py_NewRef(observer.callback);  // the callback may replace itself
+  PyObject* result = PyObject_CallOneArg(callback, module);
+  if (result == nullptr) PyErr_WriteUnraisable(callback);
+  Py_XDECREF(result);
+  Py_DECREF(callback);
+}
+
 struct WrapperObject {
   PyObject_HEAD
   PyObject* replaced;  // the __call__ this wrapper stands in for
@@ -93,7 +133,9 @@ uint64_t begin_module_range(PyObject* module) {
 
 PyObject* wrapper_vectorcall(PyObject* callable, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
   PyObject* replaced = reinterpret_cast<WrapperObject*>(callable)->replaced;
-  if (!tls_capture || PyVectorcall_NARGS(nargsf) < 1) return PyObject_Vectorcall(replaced, args, nargsf, kwnames);
+  if (PyVectorcall_NARGS(nargsf) < 1) return PyObject_Vectorcall(replaced, args, nargsf, kwnames);
+  observe_first_call(args[0]);
+  if (!tls_capture) return PyObject_Vectorcall(replaced, args, nargsf, kwnames);
   const uint64_t id = begin_module_range(args[0]);
   PyObject* result = PyObject_Vectorcall(replaced, args, nargsf, kwnames);
   Recorder::instance().end_recorded_range(id);
@@ -125,10 +167,17 @@ void wrapper_dealloc(PyObject* self) {
   Py_DECREF(type);
 }
 
-// `module.__call__` read as an attribute: a bound method, as for a function.
-PyObject* wrapper_get(PyObject* self, PyObject* instance, PyObject*) {
-  if (instance == nullptr || instance == Py_None) return Py_NewRef(self);
-  return PyMethod_New(self, instance);
+// `module.__call__` read as an attribute (and `super().__call__`): a method bound to the wrapper,
+// as for a function. `Module.__call__` read on a class gives what the replaced __call__ gives
+// there (the function itself): torch.compile reads it there to trace a module call, and cannot
+// trace into a C callable (it would break the graph at every module call); so it traces the
+// original function, as without perfprof. Calls `module(x)` come to the wrapper in any case:
+// CPython takes it from the class dictionary for them.
+PyObject* wrapper_get(PyObject* self, PyObject* instance, PyObject* owner) {
+  if (instance != nullptr && instance != Py_None) return PyMethod_New(self, instance);
+  PyObject* replaced = reinterpret_cast<WrapperObject*>(self)->replaced;
+  descrgetfunc get = Py_TYPE(replaced)->tp_descr_get;
+  return get == nullptr ? Py_NewRef(replaced) : get(replaced, nullptr, owner);
 }
 
 PyObject* module_calls_capture(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
@@ -137,6 +186,18 @@ PyObject* module_calls_capture(PyObject*, PyObject* const* args, Py_ssize_t narg
     return nullptr;
   }
   tls_capture = args[0] == Py_True;
+  Py_RETURN_NONE;
+}
+
+PyObject* module_calls_observe(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs != 1 || (args[0] != Py_None && !PyCallable_Check(args[0]))) {
+    PyErr_SetString(PyExc_TypeError, "module_calls_observe(callback: callable or None)");
+    return nullptr;
+  }
+  FirstCallObserver& observer = first_call_observer();
+  forget_seen_modules(observer);
+  Py_CLEAR(observer.callback);
+  if (args[0] != Py_None) observer.callback = Py_NewRef(args[0]);
   Py_RETURN_NONE;
 }
 
@@ -174,6 +235,10 @@ PyType_Spec wrapper_spec = {
 PyMethodDef module_call_methods[] = {
     {"module_calls_capture", as_cfunction(module_calls_capture), METH_FASTCALL,
      "module_calls_capture(on)\n--\n\nWhether ModuleCallWrapper records module ranges on the calling thread."},
+    {"module_calls_observe", as_cfunction(module_calls_observe), METH_FASTCALL,
+     "module_calls_observe(callback)\n--\n\nCall callback(module) at the first call of each module through\n"
+     "ModuleCallWrapper, on any thread, from now on (None: stop). Errors it raises are printed\n"
+     "as unraisable exceptions."},
     {"module_calls_reset_names", as_cfunction(module_calls_reset_names), METH_FASTCALL,
      "module_calls_reset_names()\n--\n\nNumber module instances from 0 again (a new profiler)."},
     {nullptr, nullptr, 0, nullptr},

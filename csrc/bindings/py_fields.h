@@ -56,8 +56,9 @@ inline std::optional<std::string_view> utf8_of(pybind11::handle text) {
   return std::string_view(data, static_cast<size_t>(size));
 }
 
-// Calls methods and converts their results, counting every read that raised or returned
-// something of another type. The Python error of a failed read is cleared after it is noted.
+// Calls methods, reads attributes and converts their results, counting every read that raised
+// or returned something of another type. The Python error of a failed read is cleared after it
+// is noted.
 class FieldReader {
  public:
   // obj.method(): the result, or a null object after a failure.
@@ -68,12 +69,28 @@ class FieldReader {
     return pybind11::reinterpret_steal<pybind11::object>(result);
   }
 
+  // obj.attribute: the value, or a null object after a failure.
+  pybind11::object get(pybind11::handle obj, const InternedName& attribute) {
+    PyObject* result = PyObject_GetAttr(obj.ptr(), attribute.get());
+    if (result == nullptr) note_failure(attribute);
+    return pybind11::reinterpret_steal<pybind11::object>(result);
+  }
+
   std::optional<int64_t> call_int(pybind11::handle obj, const InternedName& method) {
     const pybind11::object value = call(obj, method);
-    if (!value) return std::nullopt;
+    return value ? int_of(value, method) : std::nullopt;
+  }
+
+  std::optional<int64_t> get_int(pybind11::handle obj, const InternedName& attribute) {
+    const pybind11::object value = get(obj, attribute);
+    return value ? int_of(value, attribute) : std::nullopt;
+  }
+
+  // `value` (what `what` read) as an int (anything with __index__); nullopt after a failure.
+  std::optional<int64_t> int_of(pybind11::handle value, const InternedName& what) {
     const long long number = PyLong_AsLongLong(value.ptr());
     if (number == -1 && PyErr_Occurred()) {
-      note_failure(method);
+      note_failure(what);
       return std::nullopt;
     }
     return number;

@@ -2,7 +2,6 @@
 
 #include <cmath>
 #include <cstdint>
-#include <deque>
 #include <iterator>
 #include <string>
 #include <string_view>
@@ -31,6 +30,7 @@ struct EventMethods {
   InternedName torch_thread{"start_thread_id"};
   InternedName user_annotation{"is_user_annotation"};
   InternedName sequence{"sequence_nr"};
+  InternedName forward_thread{"fwd_thread_id"};
   InternedName shapes{"structured_input_shapes"};
   InternedName dtypes{"dtypes"};
   InternedName strides{"structured_input_strides"};
@@ -118,23 +118,6 @@ bool append_concrete_input(std::string& out, py::handle value) {
   return true;
 }
 
-// Text -> StringId for what is read from torch: most texts repeat, so the global table (a mutex
-// and a copy) is reached once per distinct text.
-class StringCache {
- public:
-  StringId intern(std::string_view name) {
-    const auto found = ids_.find(name);
-    if (found != ids_.end()) return found->second;
-    const StringId id = global_strings().intern(name);
-    ids_.emplace(names_.emplace_back(name), id);
-    return id;
-  }
-
- private:
-  std::deque<std::string> names_;  // the keys' storage: a deque keeps them in place as it grows
-  std::unordered_map<std::string_view, StringId> ids_;
-};
-
 // Reads torch's events into completed ranges. An event whose name, times or thread cannot be
 // read is skipped; an input field that cannot be read is left out of that event's arguments.
 // Both are counted, never fatal: one odd operator must not cost the others.
@@ -161,15 +144,28 @@ class EventImporter {
     range.os_tid = *os_tid;
     range.begin_ns = *begin_ns - unix_offset_ns_;
     range.end_ns = *end_ns - unix_offset_ns_;
+    range.imported = true;
     range.name = names_.intern(*name);
     range.category = is_user_annotation(event) ? user_annotation_ : cpu_op_;
     range.sequence = fields_.call_int(event, m.sequence).value_or(-1);
     if (with_inputs_) range.args = input_args(event);
     note_thread(event, range.os_tid);
     ranges_.push_back(range);
+    // torch's id of the forward pass's thread, > 0 on backward operators only.
+    forward_torch_tids_.push_back(range.sequence >= 0 ? fields_.call_int(event, m.forward_thread).value_or(0) : 0);
   }
 
-  std::vector<CompletedRange> take_ranges() { return std::move(ranges_); }
+  // Backward operators name their forward thread by torch's id, whose OS id is known once every
+  // event has been read.
+  std::vector<CompletedRange> take_ranges() {
+    for (size_t i = 0; i < ranges_.size(); ++i) {
+      if (forward_torch_tids_[i] <= 0) continue;
+      const auto found = os_tid_of_torch_tid_.find(forward_torch_tids_[i]);
+      ranges_[i].forward_os_tid = found == os_tid_of_torch_tid_.end() ? -1 : found->second;
+    }
+    forward_torch_tids_.clear();
+    return std::move(ranges_);
+  }
   const py::dict& os_thread_ids() const { return os_thread_ids_; }
   uint64_t skipped_events() const { return skipped_events_; }
   uint64_t failed_reads() const { return fields_.failures(); }
@@ -215,11 +211,14 @@ class EventImporter {
     }
   }
 
-  // torch names threads by its own ids, the trace by OS ids; the memory reader needs the map.
+  // torch names threads by its own ids, the trace by OS ids; the memory reader needs the map,
+  // and so do backward operators.
   void note_thread(py::handle event, int64_t os_tid) {
     if (!seen_threads_.emplace(os_tid, true).second) return;
-    const py::object torch_tid = fields_.call(event, methods().torch_thread);
-    if (torch_tid) os_thread_ids_[torch_tid] = os_tid;
+    const auto torch_tid = fields_.call_int(event, methods().torch_thread);
+    if (!torch_tid) return;
+    os_thread_ids_[py::int_(*torch_tid)] = os_tid;
+    os_tid_of_torch_tid_[*torch_tid] = os_tid;
   }
 
   const bool with_inputs_;
@@ -232,7 +231,9 @@ class EventImporter {
   StringCache input_texts_;  // most operators repeat their inputs step after step
   std::string args_;
   std::vector<CompletedRange> ranges_;
+  std::vector<int64_t> forward_torch_tids_;  // per range
   std::unordered_map<int64_t, bool> seen_threads_;
+  std::unordered_map<int64_t, int64_t> os_tid_of_torch_tid_;
   py::dict os_thread_ids_;
   uint64_t skipped_events_ = 0;
 };

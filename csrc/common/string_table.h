@@ -34,4 +34,22 @@ class StringTable {
 // The process-wide table every recorder event refers to.
 StringTable& global_strings();
 
+// Text -> StringId in front of the global table for one reader of many repeating texts (names
+// read from torch): the global table (a mutex and a copy) is reached once per distinct text.
+// Not thread-safe.
+class StringCache {
+ public:
+  StringId intern(std::string_view text) {
+    const auto found = ids_.find(text);
+    if (found != ids_.end()) return found->second;
+    const StringId id = global_strings().intern(text);
+    ids_.emplace(texts_.emplace_back(text), id);
+    return id;
+  }
+
+ private:
+  std::deque<std::string> texts_;  // the keys' storage: a deque keeps them in place as it grows
+  std::unordered_map<std::string_view, StringId> ids_;
+};
+
 }  // namespace perfprof

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <set>
 #include <string_view>
 #include <unordered_map>
@@ -15,10 +16,25 @@ namespace {
 
 constexpr size_t kFlushBytes = 1 << 20;
 
+// Python frames numbered from 1 in row order (per thread, in begin order), as torch.profiler
+// numbers its python_function events; 0 for the other ranges.
+std::vector<uint32_t> number_python_frames(const TraceModel& model) {
+  std::vector<uint32_t> ids(model.ranges.size(), 0);
+  uint32_t next = 0;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (is_python_frame(model, i)) ids[i] = ++next;
+  }
+  return ids;
+}
+
 class ChromeTraceWriter {
  public:
-  ChromeTraceWriter(const TraceModel& model, OutputFile& file)
-      : model_(model), file_(file), quoted_(model.strings.size()) {
+  ChromeTraceWriter(const TraceModel& model, const OpTree& tree, OutputFile& file)
+      : model_(model),
+        tree_(tree),
+        file_(file),
+        quoted_(model.strings.size()),
+        python_ids_(number_python_frames(model)) {
     text_.reserve(kFlushBytes + (64 << 10));
     for (const ThreadTrack& thread : model.threads) {
       std::string ids = "\"pid\":";
@@ -36,6 +52,7 @@ class ChromeTraceWriter {
     for (size_t i = 0; i < model_.ranges.size(); ++i) write_range(i);
     for (size_t i = 0; i < model_.gpu.activities.size(); ++i) write_gpu_activity(i);
     write_flows();
+    write_forward_backward_flows();
     for (size_t i = 0; i < model_.instants.size(); ++i) write_instant(i);
     for (size_t i = 0; i < model_.memory.events.allocations.size(); ++i) write_memory_event(i);
     for (size_t i = 0; i < model_.counters.size(); ++i) write_counter(i);
@@ -111,13 +128,12 @@ class ChromeTraceWriter {
 
   void write_range(size_t i) {
     const RangeTable& r = model_.ranges;
-    const bool unfinished = r.flags[i] & kRangeUnfinished;
     if (!(r.flags[i] & kRangeAsync)) {
       begin_event("X", r.begin_ns[i]);
       write_identity(r.category[i], r.name[i], r.track[i]);
       text_ += ",\"dur\":";
       append_ns_as_us(text_, r.end_ns[i] - r.begin_ns[i]);
-      write_args(r.args[i], unfinished, r.correlation[i], external_id_of(i), r.sequence[i]);
+      write_range_args(i);
       text_ += '}';
       return;
     }
@@ -125,7 +141,7 @@ class ChromeTraceWriter {
     begin_event("b", r.begin_ns[i]);
     write_identity(r.category[i], r.name[i], r.track[i]);
     write_async_id(r.id[i]);
-    write_args(r.args[i], unfinished, r.correlation[i], external_id_of(i), r.sequence[i]);
+    write_range_args(i);
     text_ += '}';
     begin_event("e", r.end_ns[i]);
     write_identity(r.category[i], r.name[i], r.end_track[i]);
@@ -138,7 +154,11 @@ class ChromeTraceWriter {
     begin_event("i", t.ts_ns[i]);
     text_ += "\"s\":\"t\",";
     write_identity(t.category[i], t.name[i], t.track[i]);
-    write_args(t.args[i], false);
+    if (t.args[i] != kEmptyString) {
+      text_ += ",\"args\":{";
+      text_ += model_.str(t.args[i]);
+      text_ += '}';
+    }
     text_ += '}';
   }
 
@@ -188,27 +208,43 @@ class ChromeTraceWriter {
 
   void write_async_id(uint64_t id) { fmt::format_to(std::back_inserter(text_), ",\"id\":\"0x{:x}\"", id); }
 
-  void write_args(StringId args, bool unfinished, uint32_t correlation = 0, uint64_t external_id = 0,
-                  int64_t sequence = -1) {
-    if (args == kEmptyString && !unfinished && correlation == 0 && external_id == 0 && sequence < 0) return;
+  // `,"args":{...}` of range i: its recorded args, then what the model knows about it; nothing
+  // when there is none of either.
+  void write_range_args(size_t i) {
+    const RangeTable& r = model_.ranges;
+    const size_t mark = text_.size();
     text_ += ",\"args\":{";
-    text_ += model_.str(args);
-    const char* separator = args == kEmptyString ? "" : ",";
-    if (unfinished) {
-      text_ += separator;
-      text_ += "\"unfinished\":true";
-      separator = ",";
+    args_begin_ = text_.size();
+    if (r.args[i] != kEmptyString) fmt::format_to(next_member(), "{}", model_.str(r.args[i]));
+    if (r.flags[i] & kRangeUnfinished) fmt::format_to(next_member(), "\"unfinished\":true");
+    if (r.correlation[i] != 0) fmt::format_to(next_member(), "\"correlation\":{}", r.correlation[i]);
+    if (const uint64_t external = external_id_of(i)) fmt::format_to(next_member(), "\"External id\":{}", external);
+    if (r.sequence[i] >= 0) fmt::format_to(next_member(), "\"Sequence number\":{}", r.sequence[i]);
+    if (python_ids_[i] != 0) write_python_ids(i);
+    if (text_.size() == args_begin_) {
+      text_.resize(mark);
+    } else {
+      text_ += '}';
     }
-    if (correlation != 0) {
-      fmt::format_to(std::back_inserter(text_), "{}\"correlation\":{}", separator, correlation);
-      separator = ",";
+  }
+
+  // Where the next member of the args being written goes: after a comma unless it is the first.
+  std::back_insert_iterator<std::string> next_member() {
+    if (text_.size() != args_begin_) text_ += ',';
+    return std::back_inserter(text_);
+  }
+
+  // A Python frame's id and its caller's ("Python parent id", null at the bottom of a stack), as
+  // torch.profiler links its python_function slices: the stack of an operator is the chain of
+  // frames from the innermost one around it.
+  void write_python_ids(size_t i) {
+    const int64_t parent = tree_.parent_frame[i];
+    fmt::format_to(next_member(), "\"Python id\":{},\"Python parent id\":", python_ids_[i]);
+    if (parent < 0) {
+      text_ += "null";
+    } else {
+      append_int(text_, python_ids_[static_cast<size_t>(parent)]);
     }
-    if (external_id != 0) {
-      fmt::format_to(std::back_inserter(text_), "{}\"External id\":{}", separator, external_id);
-      separator = ",";
-    }
-    if (sequence >= 0) fmt::format_to(std::back_inserter(text_), "{}\"Sequence number\":{}", separator, sequence);
-    text_ += '}';
   }
 
   // "External id" links host ranges, the CUDA calls made inside them and the GPU work those
@@ -336,6 +372,22 @@ class ChromeTraceWriter {
     }
   }
 
+  // An arrow from each forward operator to the backward operator autograd ran for it ("fwdbwd",
+  // as torch writes it), ids counted from 1.
+  void write_forward_backward_flows() {
+    const RangeTable& r = model_.ranges;
+    uint64_t id = 0;
+    for (const ForwardBackwardLink& link : model_.forward_backward) {
+      ++id;
+      begin_event("s", r.begin_ns[link.forward]);
+      fmt::format_to(std::back_inserter(text_), R"("cat":"fwdbwd","name":"fwdbwd","id":{},{}}})", id,
+                     track_ids_[r.track[link.forward]]);
+      begin_event("f", r.begin_ns[link.backward]);
+      fmt::format_to(std::back_inserter(text_), R"("cat":"fwdbwd","name":"fwdbwd","id":{},"bp":"e",{}}})", id,
+                     track_ids_[r.track[link.backward]]);
+    }
+  }
+
   void write_device_properties() {
     text_ += '[';
     const char* separator = "";
@@ -392,19 +444,22 @@ class ChromeTraceWriter {
   }
 
   const TraceModel& model_;
+  const OpTree& tree_;
   OutputFile& file_;
   std::string text_;
   std::vector<std::string> quoted_;
   std::vector<std::string> track_ids_;
+  const std::vector<uint32_t> python_ids_;  // per range: "Python id" of a Python frame, else 0
+  size_t args_begin_ = 0;                   // where the members of the args being written begin
   bool first_event_ = true;
 };
 
 }  // namespace
 
-void write_chrome_trace(const TraceModel& model, const std::string& path,
+void write_chrome_trace(const TraceModel& model, const OpTree& tree, const std::string& path,
                         const ChromeTraceOptions& options) {
   OutputFile file(path, options.gzip_level);
-  ChromeTraceWriter(model, file).write(path, options);
+  ChromeTraceWriter(model, tree, file).write(path, options);
   file.commit();
 }
 

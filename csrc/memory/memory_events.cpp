@@ -44,6 +44,22 @@ int32_t storage_live_at(const std::vector<Lifetime>& candidates, int64_t time_ns
   return found;
 }
 
+// Roles of storages that were not live in [begin_ns, end_ns]: freed before it (a gradient of a
+// warm-up step) or allocated after it. Kept, such a storage would count as live before the
+// window and never freed, since the cut leaves it no event.
+void drop_roles_outside(MemoryEvents& events, int64_t begin_ns, int64_t end_ns) {
+  std::vector<bool> outside(events.storages.size(), false);
+  for (const Allocation& allocation : events.allocations) {
+    if (allocation.storage < 0) continue;
+    if (allocation.bytes > 0 ? allocation.time_ns > end_ns : allocation.time_ns < begin_ns) {
+      outside[allocation.storage] = true;
+    }
+  }
+  std::vector<KnownRole>& roles = events.known_roles;
+  roles.erase(std::remove_if(roles.begin(), roles.end(), [&](const KnownRole& role) { return outside[role.storage]; }),
+              roles.end());
+}
+
 int64_t unused_tensor_id(const MemoryEvents& events) {
   int64_t lowest = 0;
   for (const Storage& storage : events.storages) lowest = std::min(lowest, storage.tensor_id);
@@ -126,6 +142,7 @@ void append_events(MemoryEvents& events, MemoryEvents more) {
 
 MemoryEvents restrict_to_window(MemoryEvents events, int64_t begin_ns, int64_t end_ns) {
   const auto inside = [&](int64_t time_ns) { return begin_ns <= time_ns && time_ns <= end_ns; };
+  drop_roles_outside(events, begin_ns, end_ns);
   std::vector<int64_t> position(events.allocations.size(), -1);
   std::vector<Allocation> kept;
   for (size_t i = 0; i < events.allocations.size(); ++i) {

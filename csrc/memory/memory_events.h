@@ -108,7 +108,8 @@ void append_events(MemoryEvents& events, MemoryEvents more);
 
 // What falls in [begin_ns, end_ns]: allocator events and nodes outside are dropped (events inside
 // the window of a node that began before it become nodes of their own); storages stay (one
-// allocated before the window and freed inside was live at its start).
+// allocated before the window and freed inside was live at its start), but the known roles of
+// storages freed before the window or allocated after it go.
 MemoryEvents restrict_to_window(MemoryEvents events, int64_t begin_ns, int64_t end_ns);
 
 }  // namespace perfprof::memory

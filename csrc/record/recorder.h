@@ -49,6 +49,10 @@ struct CompletedRange {
   StringId category = kEmptyString;
   StringId args = kEmptyString;
   int64_t sequence = -1;  // autograd sequence number, -1 for none
+  // Backward operators: the OS thread that ran their forward pass (-1 when it recorded nothing);
+  // 0 for every other range.
+  int64_t forward_os_tid = 0;
+  bool imported = false;  // recorded by torch's profiler: times converted from its clock
 };
 
 // What could not be read when importing another profiler's results: events left out, and reads

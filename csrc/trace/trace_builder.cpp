@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "common/clock.h"
+#include "trace/forward_backward.h"
 
 namespace perfprof {
 namespace {
@@ -91,16 +92,24 @@ class Builder {
     sort_ranges();
   }
 
-  void add_completed_ranges(const std::vector<CompletedRange>& ranges) {
-    uint64_t next_id = kCompletedIdTag;
-    for (const CompletedRange& range : ranges) {
-      if (range.begin_ns < model_.window_begin_ns || range.begin_ns > model_.window_end_ns) continue;
-      const size_t row = append_complete_row(range.begin_ns, range.end_ns, track_of(range.os_tid), next_id++);
+  void add_completed_ranges(std::vector<CompletedRange> ranges) {
+    ranges.erase(std::remove_if(ranges.begin(), ranges.end(),
+                                [&](const CompletedRange& range) {
+                                  return range.begin_ns < model_.window_begin_ns || range.begin_ns > model_.window_end_ns;
+                                }),
+                 ranges.end());
+    for (size_t k = 0; k < ranges.size(); ++k) {
+      const CompletedRange& range = ranges[k];
+      const size_t row = append_complete_row(range.begin_ns, range.end_ns, track_of(range.os_tid), kCompletedIdTag + k);
       RangeTable& r = model_.ranges;
       r.name[row] = range.name;
       r.category[row] = range.category;
       r.args[row] = range.args;
       r.sequence[row] = range.sequence;
+      if (range.imported) r.flags[row] |= kRangeImported;
+    }
+    for (const auto& [forward, backward] : link_forward_backward(ranges)) {
+      linked_ids_.emplace_back(kCompletedIdTag + forward, kCompletedIdTag + backward);
     }
     sort_ranges();
   }
@@ -115,7 +124,10 @@ class Builder {
     }
   }
 
-  void finish() { classify_nesting(); }
+  void finish() {
+    classify_nesting();
+    resolve_links();
+  }
 
  private:
   void begin_range(const RawEvent& event, uint32_t track) {
@@ -191,12 +203,16 @@ class Builder {
 
   // Ranges are stored per track in begin order, outer range first on equal begins. A range that
   // ends on another thread, or ends after the range enclosing it, cannot be drawn as a nested
-  // slice of its thread: it becomes an async slice so every exported thread slice nests.
+  // slice of its thread: it becomes an async slice so every exported thread slice nests. When
+  // an event (operator, annotation, ...) and Python frames cross, the frames become async: torch's
+  // record_function begins inside one Python call and ends inside another, and the operators and
+  // annotations are what the trace's tree (self times, key_averages, viewers) is built from.
   //
   // A CUDA API call's "External id" becomes its innermost enclosing host range (record_function,
   // mstx range, ProfilerStep, ...); CUPTI's external correlation id stays for calls outside any.
   void classify_nesting() {
     RangeTable& r = model_.ranges;
+    const StringId python_function = global_strings().intern(kPythonFunctionCategory);
     std::vector<size_t> enclosing;  // rows of the ranges open at the current row, innermost last
     uint32_t current_track = UINT32_MAX;
     for (size_t i = 0; i < r.size(); ++i) {
@@ -205,10 +221,20 @@ class Builder {
         enclosing.clear();
       }
       while (!enclosing.empty() && r.end_ns[enclosing.back()] <= r.begin_ns[i]) enclosing.pop_back();
-      const bool overlaps_parent = !enclosing.empty() && r.end_ns[i] > r.end_ns[enclosing.back()];
-      if (overlaps_parent || r.end_track[i] != r.track[i]) {
-        r.flags[i] |= kRangeAsync;
-        ++model_.stats.async_ranges;
+      if (r.end_track[i] != r.track[i]) {
+        mark_async(i);
+        continue;
+      }
+      if (!enclosing.empty()) absorb_clock_error(i, enclosing.back());
+      // The enclosing ranges that end before this one: the innermost ones, on top of the stack.
+      const auto crossed = std::find_if(enclosing.begin(), enclosing.end(),
+                                        [&](size_t row) { return r.end_ns[row] < r.end_ns[i]; });
+      const auto is_frame = [&](size_t row) { return r.category[row] == python_function; };
+      if (crossed != enclosing.end() && !is_frame(i) && std::all_of(crossed, enclosing.end(), is_frame)) {
+        for (auto frame = crossed; frame != enclosing.end(); ++frame) mark_async(*frame);
+        enclosing.erase(crossed, enclosing.end());
+      } else if (crossed != enclosing.end()) {
+        mark_async(i);
         continue;
       }
       if (r.correlation[i] != 0 && !enclosing.empty()) {
@@ -218,6 +244,40 @@ class Builder {
       }
       enclosing.push_back(i);
     }
+  }
+
+  // torch's times reach perfprof's clock through Unix time (torch's conversion of its own clock,
+  // then perfprof's offset) and are off by up to a few hundred nanoseconds: enough for an
+  // operator to seem to end after the Python call that made it returned. An imported range
+  // ending that little after its parent ends with it (then so do its imported children). Only
+  // imported ranges move: a Python call ending just after an imported range around it really
+  // does (torch's record_function ends inside the call of __exit__).
+  void absorb_clock_error(size_t i, size_t parent) {
+    RangeTable& r = model_.ranges;
+    const int64_t overrun = r.end_ns[i] - r.end_ns[parent];
+    if ((r.flags[i] & kRangeImported) && overrun > 0 && overrun <= kClockErrorBoundNs) r.end_ns[i] = r.end_ns[parent];
+  }
+
+  // Range ids of linked operators become rows, now that rows are in their final order.
+  void resolve_links() {
+    if (linked_ids_.empty()) return;
+    std::unordered_map<uint64_t, size_t> row_of;
+    for (const auto& [forward, backward] : linked_ids_) {
+      row_of.emplace(forward, SIZE_MAX);
+      row_of.emplace(backward, SIZE_MAX);
+    }
+    const RangeTable& r = model_.ranges;
+    for (size_t i = 0; i < r.size(); ++i) {
+      if (auto it = row_of.find(r.id[i]); it != row_of.end()) it->second = i;
+    }
+    for (const auto& [forward, backward] : linked_ids_) {
+      model_.forward_backward.push_back({row_of[forward], row_of[backward]});
+    }
+  }
+
+  void mark_async(size_t i) {
+    model_.ranges.flags[i] |= kRangeAsync;
+    ++model_.stats.async_ranges;
   }
 
   uint32_t track_of(int64_t os_tid) {
@@ -260,6 +320,11 @@ class Builder {
     return name.empty() ? fmt::format("thread {}", os_tid) : name;
   }
 
+  // Bound of the error between torch's converted times and perfprof's clock, far below the
+  // microseconds by which an imported range really crosses a Python call (torch's
+  // record_function outlives the call that began it by its whole body and __enter__'s return).
+  static constexpr int64_t kClockErrorBoundNs = 1000;
+
   // Async ids of API calls that cannot nest; apart from host range ids (tagged below bit 63).
   static constexpr uint64_t kApiCallIdTag = uint64_t{1} << 63;
   static constexpr uint64_t kCompletedIdTag = uint64_t{1} << 62;
@@ -267,6 +332,7 @@ class Builder {
   TraceModel& model_;
   std::vector<std::pair<uint64_t, size_t>> open_stack_;  // (range id, row) of this thread
   std::vector<std::pair<RawEvent, uint32_t>> deferred_ends_;
+  std::vector<std::pair<uint64_t, uint64_t>> linked_ids_;  // (forward, backward) range ids
 };
 
 // The GPU span of each mstx range given a stream: from the first to the last GPU activity on
@@ -370,7 +436,7 @@ TraceModel build_trace(CollectedEvents collected, const CollectionWindow& window
     std::vector<RawEvent>().swap(thread.events);  // release as we go: traces can be large
   }
   builder.pair_remaining();
-  if (!collected.completed.empty()) builder.add_completed_ranges(collected.completed);
+  if (!collected.completed.empty()) builder.add_completed_ranges(std::move(collected.completed));
   if (!collected.memory.empty() || !collected.observed_tensors.empty()) {
     builder.add_memory(std::move(collected.memory), collected.observed_tensors);
   }

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -17,6 +18,9 @@ namespace perfprof {
 // at most 2^22.
 constexpr int64_t kGcTrackTid = int64_t{1} << 30;
 
+// The category of Python calls (with_stack) and module calls (with_modules), as torch names it.
+inline constexpr std::string_view kPythonFunctionCategory = "python_function";
+
 struct ThreadTrack {
   uint32_t index = 0;  // recorder buffer index: stable order of first appearance
   int64_t os_tid = 0;
@@ -26,6 +30,7 @@ struct ThreadTrack {
 enum RangeFlag : uint8_t {
   kRangeUnfinished = 1u << 0,  // still open when collection stopped: ends at the window end
   kRangeAsync = 1u << 1,       // ends on another thread, or overlaps a sibling: not a nested slice
+  kRangeImported = 1u << 2,    // recorded by torch's profiler: times converted from its clock
 };
 
 struct RangeTable {
@@ -38,6 +43,12 @@ struct RangeTable {
   std::vector<uint64_t> external_id;  // CUDA API calls: enclosing host range id, else 0
   std::vector<int64_t> sequence;      // PyTorch operators: autograd sequence number, else -1
   size_t size() const { return begin_ns.size(); }
+};
+
+// A forward operator and the backward operator autograd ran for it, as rows of TraceModel::ranges.
+struct ForwardBackwardLink {
+  size_t forward = 0;
+  size_t backward = 0;
 };
 
 struct InstantTable {
@@ -100,6 +111,7 @@ struct TraceModel {
   std::vector<std::string> strings;  // indexed by StringId
   std::vector<ThreadTrack> threads;
   RangeTable ranges;  // grouped by track, in begin order within a track
+  std::vector<ForwardBackwardLink> forward_backward;  // as torch.profiler links them, by backward end
   InstantTable instants;
   CounterTable counters;
   GpuTrace gpu;

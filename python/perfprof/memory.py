@@ -13,7 +13,8 @@ import os
 import threading
 from typing import Any, List, Optional, Tuple
 
-from . import _core
+from . import _core, torch_capture
+from ._logging import logger
 
 CATEGORIES: Tuple[str, ...] = tuple(_core.MEMORY_CATEGORIES)
 _PARAMETER = CATEGORIES.index("PARAMETER")
@@ -31,40 +32,42 @@ class RoleObserver:
     """Sees module parameters (at each module's first call) and, after every optimizer step,
     parameters, their gradients and the optimizer's state tensors.
 
-    Uses torch's global hooks while it runs; what it saw goes to the recorder at stop().
+    Module calls come through perfprof's wrapper of ``torch.nn.Module.__call__``, not a global
+    module hook: torch.compile warns about global hooks at every call of a compiled module, and
+    traces them into its graphs. The optimizer hook is global (torch has no other way to see
+    every optimizer). What was seen goes to the recorder at stop().
     """
 
     def __init__(self) -> None:
         self._seen: List[Tuple[int, int, int, int, int, int]] = []
-        self._modules_seen: set = set()
         self._handles: List[Any] = []
+        self._observing_modules = False
         self._lock = threading.Lock()
         self._tensor_type: Any = None
 
     def start(self) -> None:
         import torch
-        from torch.nn.modules.module import register_module_forward_pre_hook
         from torch.optim.optimizer import register_optimizer_step_post_hook
 
         self._tensor_type = torch.Tensor
-
-        self._handles = [register_module_forward_pre_hook(self._on_module_call),
-                         register_optimizer_step_post_hook(self._on_optimizer_step)]
+        self._handles = [register_optimizer_step_post_hook(self._on_optimizer_step)]
+        torch_capture.use_module_call_wrapper()
+        _core.module_calls_observe(self._on_module_call)
+        self._observing_modules = True
 
     def stop(self) -> None:
         for handle in self._handles:
             handle.remove()
         self._handles = []
+        if self._observing_modules:
+            _core.module_calls_observe(None)
+            torch_capture.release_module_call_wrapper()
+            self._observing_modules = False
         with self._lock:
             seen, self._seen = self._seen, []
-            self._modules_seen = set()
         _core.add_observed_tensors(seen)
 
-    def _on_module_call(self, module: Any, _args: Any) -> None:
-        key = id(module)
-        if key in self._modules_seen:
-            return
-        self._modules_seen.add(key)
+    def _on_module_call(self, module: Any) -> None:
         for parameter in module._parameters.values():
             if parameter is not None:
                 self._note(parameter, _PARAMETER)
@@ -92,9 +95,27 @@ class RoleObserver:
             self._seen.append(entry)
 
 
-def write_flags(name: str, num_inputs: int) -> Optional[List[bool]]:
-    """Which of an operator's `num_inputs` inputs its schemas mark as written; None when torch
-    has no schema of that name and arity (then it may write any of them)."""
+# The kinds of recorded operator inputs that torch.profiler tells apart when it matches an operator
+# to its schemas, one letter per input (csrc/bindings/torch_memory.cpp reads them).
+INPUT_KINDS = {
+    "T": "a tensor with an identity (tensor id, allocation id, data pointer)",
+    "L": "a list of such tensors (an empty list too)",
+    "N": "None, or a tensor without identity, which torch takes for None",
+    "l": "any other list",
+    "b": "bool", "i": "int", "f": "float", "c": "complex",
+    "o": "anything else",
+}
+
+
+def write_flags(name: str, kinds: str) -> Optional[List[bool]]:
+    """Which inputs of operator `name` some schema accepting inputs of these `kinds` (one letter
+    per input, INPUT_KINDS) marks as written; None when no schema accepts them.
+
+    torch.profiler's memory profile matches schemas by the type of each recorded input, not just
+    by their number: an operator no schema accepts (e.g. ``aten::cat`` of a list holding an empty
+    tensor, as a key/value cache starts) is no node of the data flow, and what it allocates is
+    made from nothing as far as categories go.
+    """
     import torch
 
     if "::" not in name:
@@ -105,19 +126,49 @@ def write_flags(name: str, num_inputs: int) -> Optional[List[bool]]:
         return None
     flags: Optional[List[bool]] = None
     for schema in schemas:
-        if len(schema.arguments) != num_inputs:
+        arguments = schema.arguments
+        if len(arguments) != len(kinds) or not all(_accepts(a.type, kind) for a, kind in zip(arguments, kinds)):
             continue
         if flags is None:
-            flags = [False] * num_inputs
-        for i, argument in enumerate(schema.arguments):
+            flags = [False] * len(kinds)
+        for i, argument in enumerate(arguments):
             flags[i] |= bool(getattr(argument.alias_info, "is_write", False))
     return flags
 
 
-def import_torch_memory(result: Any, os_thread_ids: dict) -> None:
+def _accepts(schema_type: Any, kind: str) -> bool:
+    """Whether a schema argument of `schema_type` accepts a recorded input of `kind`, as
+    torch.profiler decides it (types it does not record accept only None)."""
+    import torch
+
+    jit = torch._C
+    if isinstance(schema_type, jit.OptionalType):
+        return kind == "N" or _accepts(schema_type.getElementType(), kind)
+    if isinstance(schema_type, jit.AnyType):
+        return True
+    if schema_type.isSubtypeOf(jit.ListType.ofTensors()):
+        return kind == "L"
+    kinds_by_type = ((jit.TensorType, "T"), (jit.NoneType, "N"), (jit.BoolType, "b"), (jit.IntType, "bi"),
+                     (jit.FloatType, "f"), (jit.ComplexType, "c"), (jit.NumberType, "bifc"))
+    for jit_type, accepted in kinds_by_type:
+        if isinstance(schema_type, jit_type):
+            return kind in accepted
+    return kind == "N"
+
+
+def import_torch_memory(result: Any, os_thread_ids: dict, window_begin_ns: int = 0) -> Any:
     """Read the allocator events and operator data flow torch recorded (at the end of a session);
-    `os_thread_ids` maps torch's thread ids to the OS's."""
-    _core.import_torch_memory(result.experimental_event_tree(), write_flags, os_thread_ids)
+    `os_thread_ids` maps torch's thread ids to the OS's; what was allocated before
+    `window_begin_ns` (warm-up) is sized as torch.profiler sizes it, from its tensors. What cannot
+    be read is left out, counted in the trace's ``perfprofStats`` and said here, at every session.
+    Returns the event tree read, for the caller to free when it suits (see torch_capture)."""
+    event_tree = result.experimental_event_tree()
+    imported = _core.import_torch_memory(event_tree, write_flags, os_thread_ids, window_begin_ns)
+    if imported["failed_reads"]:
+        logger.warning("perfprof: %d memory events recorded by torch could not be read and %d reads of fields "
+                       "failed (left out, counted in perfprofStats); the first: %s",
+                       imported["skipped_events"], imported["failed_reads"], imported["first_failure"])
+    return event_tree
 
 
 def export_timeline(trace: "_core.Trace", output_path: str, device: Optional[str]) -> None:

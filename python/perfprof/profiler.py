@@ -37,7 +37,9 @@ class _KinetoProfile:
         activities: what to collect (default: every supported activity).
         record_shapes: record each operator's input shapes (``Input Dims``) and autograd
             sequence number.
-        with_stack: record Python calls; operators carry their ``Call stack``.
+        with_stack: record Python calls (``python_function`` slices linked by ``Python id`` and
+            ``Python parent id``, as torch.profiler writes them): the stacks of key_averages
+            (``group_by_stack_n``) and export_stacks.
         with_flops: estimate FLOPs of matrix multiplications and attention from input shapes
             (implies record_shapes).
         with_modules: record each ``nn.Module`` forward as a range (``nn.Module: Linear_0``).
@@ -139,7 +141,7 @@ class _KinetoProfile:
                 _core.gpu_stop()  # flushes what CUPTI still holds
             _name_live_threads()
             self._trace = _core.collect(self._window_begin_ns, window_end_ns, self._collecting_gpu,
-                                        call_stacks=self.with_stack, flops=self.with_flops)
+                                        flops=self.with_flops)
         finally:  # whatever happened, the recorder is free for the next profiler
             self._collecting_gpu = False
             with _collecting_lock:

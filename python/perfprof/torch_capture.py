@@ -100,7 +100,7 @@ def start_thread(options: CaptureOptions) -> None:
             _use_profiler_flag()
         # With with_stack the Python tracer names module calls, as torch.profiler's does.
         if options.with_modules and not options.with_stack:
-            _use_module_call_wrapper()
+            use_module_call_wrapper()
             _thread.module_wrapper_used = True
             _core.module_calls_capture(True)
     if options.with_stack and not _core.python_tracer_install(_PACKAGE_DIR, _path_prefixes(), _module_call_code()):
@@ -128,10 +128,11 @@ def stop_thread(window_begin_ns: int = 0) -> Any:
         _release_profiler_flag()
     if _thread.module_wrapper_used:
         _core.module_calls_capture(False)
-        _release_module_call_wrapper()
+        release_module_call_wrapper()
         _thread.module_wrapper_used = False
     if options.with_stack:
         _core.python_tracer_uninstall()
+    return torch_results
 
 
 def window_begin() -> None:
@@ -230,7 +231,8 @@ def _release_kineto() -> None:
 
 
 def _disable_torch_state(state: str, options: CaptureOptions, window_begin_ns: int) -> Any:
-    """Switch torch's state off; returns its results once read into the recorder (or None)."""
+    """Switch torch's state off; returns what was read from it into the recorder (or None): its
+    results, and the Python objects made of them, whose freeing the caller keeps out of stop()."""
     import torch.autograd
 
     from . import memory
@@ -245,23 +247,25 @@ def _disable_torch_state(state: str, options: CaptureOptions, window_begin_ns: i
     _release_kineto()
     if result is None:
         return None
-    os_thread_ids = _import_operators(result, options, window_begin_ns)
+    events = result.events()
+    os_thread_ids = _import_operators(events, options, window_begin_ns)
+    event_tree = None
     if options.profile_memory:
         try:
-            memory.import_torch_memory(result, os_thread_ids)
+            event_tree = memory.import_torch_memory(result, os_thread_ids, window_begin_ns)
         except Exception as error:  # never fail the job for its profiler; said at every session
             logger.warning("perfprof: memory events recorded by torch could not be read: %r", error)
-    return result
+    return result, events, event_tree
 
 
-def _import_operators(result: Any, options: CaptureOptions, window_begin_ns: int) -> dict:
+def _import_operators(events: Any, options: CaptureOptions, window_begin_ns: int) -> dict:
     """Move the operators torch recorded into the recorder; returns torch's thread ids -> OS ids.
 
     What cannot be read is left out, counted in the trace's ``perfprofStats`` and said here, at
     every session: a later session's losses must not go unreported.
     """
     try:
-        imported = _core.import_torch_events(result.events(), options.record_shapes or options.exact_inputs,
+        imported = _core.import_torch_events(events, options.record_shapes or options.exact_inputs,
                                              window_begin_ns)
     except Exception as error:  # a torch version whose results differ entirely: report, never fail
         logger.warning("perfprof: operators recorded by torch could not be read: %r", error)
@@ -313,18 +317,21 @@ def _torch_profiler_running() -> bool:
 
 # -- module calls ---------------------------------------------------------------------------------
 
-def _use_module_call_wrapper() -> None:
+def use_module_call_wrapper() -> None:
+    """Put perfprof's wrapper in place of ``torch.nn.Module.__call__`` (counted: one release each)."""
     global _module_call_users, _module_call_wrapper
     from torch.nn import Module
 
     with _lock:
         _module_call_users += 1
         if _module_call_wrapper is None or Module.__dict__.get("__call__") is not _module_call_wrapper:
-            _module_call_wrapper = _core.ModuleCallWrapper(Module.__call__)
+            # The raw class attribute: reading Module.__call__ gives what a wrapper replaced.
+            _module_call_wrapper = _core.ModuleCallWrapper(Module.__dict__["__call__"])
             Module.__call__ = _module_call_wrapper
 
 
-def _release_module_call_wrapper() -> None:
+def release_module_call_wrapper() -> None:
+    """Give back one use of the wrapper; the last one restores ``torch.nn.Module.__call__``."""
     global _module_call_users
     from torch.nn import Module
 

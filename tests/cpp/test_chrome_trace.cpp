@@ -7,6 +7,7 @@
 #include <limits>
 #include <map>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -52,6 +53,10 @@ TraceModel sample_model() {
   return build_trace(std::move(collected), {500'000, 9'000'000});
 }
 
+void write_trace(const TraceModel& model, const std::string& path, const ChromeTraceOptions& options) {
+  write_chrome_trace(model, build_op_tree(model), path, options);
+}
+
 ChromeTraceOptions sample_options() {
   ChromeTraceOptions options;
   options.metadata = {{"perfprofTest", R"({"run": "abc", "n": [1, 2]})"}, {"plain \"key\"", "7"}};
@@ -91,7 +96,7 @@ class ChromeTrace : public ::testing::Test {
   // Writes the sample trace to `name` in the temporary directory and returns its text.
   std::string export_sample(const std::string& name) {
     const std::string path = dir_.file(name);
-    write_chrome_trace(sample_model(), path, sample_options());
+    write_trace(sample_model(), path, sample_options());
     return read_export(path);
   }
   static std::string read_export(const std::string& path) {
@@ -260,12 +265,70 @@ TEST_F(ChromeTrace, CompleteEventsNestPerThread) {
   }
 }
 
+// As torch.profiler writes them: {"ph": "s", "id": 1, "pid", "tid", "ts", "cat": "fwdbwd",
+// "name": "fwdbwd"} at the forward operator, the same with "bp": "e" at the backward one.
+TEST_F(ChromeTrace, ForwardBackwardLinksAreFlowEventsAsTorchWritesThem) {
+  CollectedEvents collected;
+  CompletedRange forward{kMainTid, 1'000, 2'000, test::intern("aten::mul"), test::intern("cpu_op"), kEmptyString, 5};
+  CompletedRange backward = forward;
+  backward.os_tid = kWorkerTid;
+  backward.begin_ns = 3'000;
+  backward.end_ns = 4'000;
+  backward.name = test::intern("MulBackward0");
+  backward.forward_os_tid = kMainTid;
+  collected.completed = {forward, backward};
+  const std::string path = dir_.file("flows.json");
+  write_trace(build_trace(std::move(collected), {0, 10'000}), path, ChromeTraceOptions{});
+  const Json doc = test::parse_json(read_export(path));
+
+  const Json& start = event_of(doc, "s", "fwdbwd");
+  const Json& finish = event_of(doc, "f", "fwdbwd");
+  const auto key_set = [](const Json& event) { return std::set<std::string>(event.keys.begin(), event.keys.end()); };
+  EXPECT_EQ(key_set(start), (std::set<std::string>{"ph", "id", "pid", "tid", "ts", "cat", "name"}));
+  EXPECT_EQ(key_set(finish), (std::set<std::string>{"ph", "id", "pid", "tid", "ts", "cat", "name", "bp"}));
+  EXPECT_EQ(start.string_at("cat"), "fwdbwd");
+  EXPECT_EQ(number_text(start, "id"), "1");
+  EXPECT_EQ(number_text(finish, "id"), "1");
+  EXPECT_EQ(finish.string_at("bp"), "e");
+  EXPECT_EQ(number_text(start, "ts"), "1.000");
+  EXPECT_EQ(number_text(start, "tid"), std::to_string(kMainTid));
+  EXPECT_EQ(number_text(finish, "ts"), "3.000");
+  EXPECT_EQ(number_text(finish, "tid"), std::to_string(kWorkerTid));
+}
+
+// As torch.profiler links its python_function slices: ids from 1, each frame naming its caller,
+// null at the bottom of a stack. Operators carry no stack of their own.
+TEST_F(ChromeTrace, PythonFramesCarryTheirIdAndTheirCallersId) {
+  CollectedEvents collected;
+  collected.threads.push_back(thread_events(
+      0, kMainTid, "main",
+      {begin_event(100, 1, "<module>", "python_function"), begin_event(200, 2, "f", "python_function"),
+       begin_event(300, 3, "aten::add", "cpu_op", "\"k\":1"), begin_event(350, 4, "g inside the op", "python_function"),
+       end_event(360, 4), end_event(400, 3), end_event(800, 2), end_event(1000, 1),
+       begin_event(1100, 5, "second", "python_function"), end_event(1200, 5)}));
+  const std::string path = dir_.file("python.json");
+  write_trace(build_trace(std::move(collected), {0, 10'000}), path, ChromeTraceOptions{});
+  const Json doc = test::parse_json(read_export(path));
+
+  std::map<std::string, std::pair<std::string, std::string>> ids;  // name -> (id, parent id)
+  for (const Json& event : doc.at("traceEvents").items) {
+    if (event.string_at("cat") != "python_function") continue;
+    const Json& args = event.at("args");
+    ids[event.string_at("name")] = {number_text(args, "Python id"),
+                                    args.at("Python parent id").is(Json::Type::Null) ? "null" : number_text(args, "Python parent id")};
+  }
+  using Ids = std::pair<std::string, std::string>;
+  EXPECT_EQ(ids, (std::map<std::string, Ids>{{"<module>", {"1", "null"}}, {"f", {"2", "1"}},
+                                             {"g inside the op", {"3", "2"}}, {"second", {"4", "null"}}}));
+  EXPECT_EQ(event_of(doc, "X", "aten::add").at("args").keys, std::vector<std::string>{"k"});
+}
+
 TEST_F(ChromeTrace, GzipOutputHoldsTheSameTrace) {
   const TraceModel model = sample_model();
   const std::string plain_path = dir_.file("trace.json");
   const std::string gzip_path = dir_.file("trace.json.gz");
-  write_chrome_trace(model, plain_path, sample_options());
-  write_chrome_trace(model, gzip_path, sample_options());
+  write_trace(model, plain_path, sample_options());
+  write_trace(model, gzip_path, sample_options());
 
   const std::string raw = test::read_file(gzip_path);
   ASSERT_GE(raw.size(), 2u);
@@ -294,7 +357,7 @@ TEST_F(ChromeTrace, LargeTraceIsValidAcrossFlushes) {
 
   for (const std::string name : {"large.json", "large.json.gz"}) {
     const std::string path = dir_.file(name);
-    write_chrome_trace(model, path, ChromeTraceOptions{});
+    write_trace(model, path, ChromeTraceOptions{});
     const std::string text = read_export(path);
     EXPECT_GT(text.size(), 3u << 20) << name;
     Json doc;
@@ -312,7 +375,7 @@ TEST_F(ChromeTrace, UnwritablePathThrowsAndLeavesNoFile) {
   const std::string under_file = dir_.file("plain-file/trace.json.gz");
   for (const std::string& path : {missing_dir, under_file}) {
     try {
-      write_chrome_trace(sample_model(), path, sample_options());
+      write_trace(sample_model(), path, sample_options());
       ADD_FAILURE() << "no error for " << path;
     } catch (const std::runtime_error& error) {
       EXPECT_NE(std::string(error.what()).find(path), std::string::npos) << error.what();
@@ -326,7 +389,7 @@ TEST_F(ChromeTrace, FailedExportLeavesAnExistingTargetUntouched) {
   // The target is a directory, so the final rename fails after everything was written.
   const std::string path = dir_.file("trace.json");
   std::filesystem::create_directory(path);
-  EXPECT_THROW(write_chrome_trace(sample_model(), path, sample_options()), std::runtime_error);
+  EXPECT_THROW(write_trace(sample_model(), path, sample_options()), std::runtime_error);
   EXPECT_EQ(dir_.entries(), std::vector<std::string>{"trace.json"});
   EXPECT_TRUE(std::filesystem::is_directory(path));
 }

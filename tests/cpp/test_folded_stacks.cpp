@@ -139,46 +139,25 @@ TEST(FoldedStacks, FailedWriteThrowsAndLeavesNothing) {
   EXPECT_EQ(dir.entries(), (std::vector<std::string>{"stacks"}));
 }
 
-TEST(AnnotateOps, AppendsCallStacksAndFlops) {
+TEST(AnnotateFlops, AppendsFlopsToTheOperatorsThatHaveACount) {
   ModelBuilder b;
   b.frame(0, 1000, "a.py(1): f");
-  b.frame(0, 500, "b.py(2): \"g\"");
   const size_t mm = b.op(10, 100, "aten::mm", 1, kMmShapes);
   const size_t relu = b.op(100, 200, "aten::relu", 2, "");
   const size_t mm_again = b.op(200, 300, "aten::mm", 3, kMmShapes);
-  const size_t note = b.range(300, 400, "note", "user_annotation", 4);
+  const size_t note = b.range(300, 400, "note", "user_annotation", 4, 0, 0, kMmShapes);
   const size_t bad = b.op(400, 450, "aten::mm", 5, R"("Input Dims": [[8, 64], [64)");
-  const size_t outside = b.op(1000, 1100, "aten::mm", 6, kMmShapes);
   TraceModel& model = b.mutable_model();
-  const OpTree tree = build_op_tree(model);
-  const StringId note_args = model.ranges.args[note];
+  const TraceModel before = model;
   const size_t strings_before = model.strings.size();
 
-  annotate_ops(model, tree, false, false);
-  EXPECT_EQ(model.strings.size(), strings_before);
-  EXPECT_EQ(model.str(model.ranges.args[mm]), kMmShapes);
-
-  annotate_ops(model, tree, true, true);
-  const std::string stack = R"("Call stack": "b.py(2): \"g\";a.py(1): f")";
-  EXPECT_EQ(model.str(model.ranges.args[mm]), std::string(kMmShapes) + ", " + stack + ", \"flops\": 32768");
-  EXPECT_EQ(model.ranges.args[mm_again], model.ranges.args[mm]);  // one id for one text
-  EXPECT_EQ(model.str(model.ranges.args[relu]), stack);
-  EXPECT_EQ(model.str(model.ranges.args[bad]), R"("Input Dims": [[8, 64], [64, )" + stack);
-  EXPECT_EQ(model.str(model.ranges.args[outside]), std::string(kMmShapes) + ", \"flops\": 32768");
-  EXPECT_EQ(model.ranges.args[note], note_args);
-  EXPECT_EQ(model.strings.size(), strings_before + 4);
-}
-
-TEST(AnnotateOps, FlopsOnly) {
-  ModelBuilder b;
-  b.frame(0, 1000, "a.py(1): f");
-  const size_t mm = b.op(10, 100, "aten::mm", 1, kMmShapes);
-  const size_t relu = b.op(100, 200, "aten::relu", 2, "");
-  TraceModel& model = b.mutable_model();
-  const StringId relu_args = model.ranges.args[relu];
-  annotate_ops(model, build_op_tree(model), false, true);
+  annotate_flops(model);
   EXPECT_EQ(model.str(model.ranges.args[mm]), std::string(kMmShapes) + ", \"flops\": 32768");
-  EXPECT_EQ(model.ranges.args[relu], relu_args);
+  EXPECT_EQ(model.ranges.args[mm_again], model.ranges.args[mm]);  // one id for one text
+  EXPECT_EQ(model.strings.size(), strings_before + 1);
+  for (const size_t unchanged : {relu, note, bad}) {  // no count, not an operator, unreadable shapes
+    EXPECT_EQ(model.ranges.args[unchanged], before.ranges.args[unchanged]) << unchanged;
+  }
 }
 
 }  // namespace

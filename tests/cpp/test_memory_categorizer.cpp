@@ -282,6 +282,31 @@ TEST(MemoryCategories, InputsFeedTheModelWithoutDependingOnGradients) {
   EXPECT_EQ(category_of(profile, loss, 0), "ACTIVATION");
 }
 
+TEST(MemoryCategories, AllocationOutsideEveryNodeIsMadeFromNothing) {
+  // Keys computed from the activation are concatenated to an empty cache: an operator whose
+  // inputs no schema accepts (aten::cat of a list holding a tensor without storage) is no node,
+  // so its allocation is a node of its own that reads nothing, and the operators it calls are
+  // nodes (aten::narrow reads the new storage). Attention reads the activation and the cache.
+  TrainingStep s;
+  s.b.role(s.weight, Category::kParameter);
+  const int32_t cache = s.b.storage(12, 200);
+  const int32_t scores = s.b.storage(13, 50);
+  s.b.node(2200).allocates(cache, 2200);
+  s.b.node(2250).reads(cache);
+  s.b.node(2300).reads(s.activation).reads(cache).allocates(scores, 2350);
+  s.b.node_at(2).reads(scores);  // the backward pass starts from the scores
+  // The same concatenation as a node (a schema accepted its inputs) reads the activation.
+  const int32_t cache_from_node = s.b.storage(14, 200);
+  s.b.node(2400).reads(s.activation).allocates(cache_from_node, 2400);
+  s.b.node(2500).reads(cache_from_node).reads(scores);
+  s.b.node_at(2).reads(cache_from_node);
+  const MemoryProfile profile = categorize(s.b.events());
+
+  EXPECT_EQ(category_of(profile, cache, 0), "INPUT");  // as torch.profiler calls GPT-2's key/value cache
+  EXPECT_EQ(category_of(profile, cache_from_node, 0), "ACTIVATION");
+  EXPECT_EQ(category_of(profile, scores, 0), "ACTIVATION");
+}
+
 TEST(MemoryCategories, TensorsMadeByTheBackwardPassAreNoInputs) {
   TrainingStep s;
   // Made from the batch alone and feeding W's gradient: an input, had a forward op made it.

@@ -300,6 +300,37 @@ TEST(MemoryEventsWindow, AllocationInsideTheWindowByANodeStartedBeforeItIsCounte
   EXPECT_EQ(unknown_bytes(timeline), (std::vector<int64_t>{64, 0}));
 }
 
+TEST(MemoryEventsWindow, RolesOfStoragesNotLiveInTheWindowAreDropped) {
+  // A gradient of a warm-up step (freed before the window), today's gradient, a parameter
+  // allocated before the window and one allocated after it; the hooks saw all four.
+  MemoryEvents events;
+  const int32_t old_gradient = add_storage(events, 0, 0x100, 400);
+  const int32_t gradient = add_storage(events, 1, 0x100, 400);
+  const int32_t parameter = add_storage(events, 2, 0x200, 64);
+  const int32_t late = add_storage(events, 3, 0x300, 8);
+  add_node(events, 100, {storage_event(events, 100, parameter)});
+  add_node(events, 200, {storage_event(events, 200, old_gradient)});
+  add_node(events, 900, {storage_event(events, 900, old_gradient, true)});
+  add_node(events, 1500, {storage_event(events, 1500, gradient)});
+  add_node(events, 3500, {storage_event(events, 3500, late)});
+  add_observed_roles(events, {{0x100, kCpu, 500, 400, Category::kGradient},
+                              {0x100, kCpu, 1600, 400, Category::kGradient},
+                              {0x200, kCpu, 500, 64, Category::kParameter},
+                              {0x300, kCpu, 3600, 8, Category::kParameter}});
+  ASSERT_EQ(events.known_roles.size(), 4u);
+
+  const MemoryEvents window = restrict_to_window(std::move(events), 1000, 3000);
+
+  EXPECT_EQ(roles(window), (std::vector<std::pair<int32_t, Category>>{{gradient, Category::kGradient},
+                                                                      {parameter, Category::kParameter}}));
+  const MemoryTimeline timeline = build_timeline(categorize(window), window, kCpu, 0);
+  ASSERT_EQ(timeline.bytes.size(), 1u);
+  CategoryBytes expected{};
+  expected[index_of(Category::kGradient)] = 400;  // one step's gradient, not two
+  expected[index_of(Category::kParameter)] = 64;
+  EXPECT_EQ(timeline.bytes[0], expected);
+}
+
 // --- append_events -------------------------------------------------------------------------
 
 TEST(MemoryEventsAppend, KeepsIndexesTimeOrderAndTensorsOfBatchesApart) {

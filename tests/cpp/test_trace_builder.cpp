@@ -187,6 +187,110 @@ TEST(TraceBuilder, CompletedRangesJoinTheirThreadAndNestWithItsRanges) {
   EXPECT_EQ(model.stats.async_ranges, 0u);
 }
 
+// What torch.profiler's record_function looks like under with_stack: the annotation begins inside
+// the Python call of __enter__ and ends inside that of __exit__.
+TEST(TraceBuilder, EventsCrossingPythonFramesNestAndTheFramesBecomeAsync) {
+  const TraceModel model = build({thread_events(
+      0, 101, "main",
+      {begin_event(0, 1, "wrapper", "python_function"), begin_event(100, 2, "__enter__", "python_function"),
+       begin_event(150, 3, "enter builtin", "python_function"), begin_event(200, 4, "Optimizer.step", "user_annotation"),
+       end_event(250, 3), end_event(300, 2), begin_event(350, 5, "step", "python_function"),
+       begin_event(400, 6, "aten::add", "cpu_op"), end_event(500, 6), end_event(700, 5),
+       begin_event(750, 7, "__exit__", "python_function"), begin_event(780, 8, "exit builtin", "python_function"),
+       end_event(800, 4), end_event(850, 8), end_event(900, 7), end_event(1000, 1)})});
+  for (const char* nested : {"wrapper", "Optimizer.step", "step", "aten::add"}) {
+    EXPECT_EQ(+model.ranges.flags[range_named(model, nested)], 0) << nested;
+  }
+  for (const char* crossing : {"__enter__", "enter builtin", "__exit__", "exit builtin"}) {
+    EXPECT_EQ(+model.ranges.flags[range_named(model, crossing)], +kRangeAsync) << crossing;
+  }
+  EXPECT_EQ(model.stats.async_ranges, 4u);
+  expect_range(model, "Optimizer.step", {200, 800, 0, 0, 0});  // times untouched
+}
+
+TEST(TraceBuilder, AnEventCrossingAnotherEventIsTheOneMadeAsync) {
+  // The frame between them does not change that: only Python frames give way.
+  const TraceModel model = build({thread_events(
+      0, 101, "main",
+      {begin_event(100, 1, "outer op", "cpu_op"), begin_event(150, 2, "frame", "python_function"),
+       begin_event(200, 3, "crossing op", "cpu_op"), end_event(250, 2), end_event(300, 1), end_event(400, 3)})});
+  expect_range(model, "outer op", {100, 300, 0, 0, 0});
+  expect_range(model, "frame", {150, 250, 0, 0, 0});
+  expect_range(model, "crossing op", {200, 400, 0, 0, kRangeAsync});
+  EXPECT_EQ(model.stats.async_ranges, 1u);
+}
+
+CompletedRange imported(int64_t begin_ns, int64_t end_ns, const char* name) {
+  CompletedRange range = completed(101, begin_ns, end_ns, name);
+  range.imported = true;
+  return range;
+}
+
+// torch's times come through its Unix clock and are a few tens of nanoseconds off perfprof's:
+// an operator then seems to end just after the Python call that made it.
+TEST(TraceBuilder, ImportedRangesEndingJustAfterTheirParentEndWithIt) {
+  CollectedEvents collected;
+  collected.threads = {thread_events(0, 101, "main",
+                                     {begin_event(1'000, 1, "<built-in method item>", "python_function"),
+                                      end_event(2'000, 1),
+                                      begin_event(10'000, 2, "__enter__", "python_function"),
+                                      end_event(12'000, 2),
+                                      begin_event(13'500, 3, "__exit__", "python_function"),
+                                      end_event(14'300, 3)})};
+  // The annotation crosses __enter__ by 2 us and __exit__ by 300 ns: both really.
+  collected.completed = {imported(1'450, 2'030, "aten::item"), imported(1'900, 2'006, "aten::_local_scalar_dense"),
+                         imported(11'000, 14'000, "annotation")};
+  const TraceModel model = build_trace(std::move(collected), kWindow);
+  expect_range(model, "<built-in method item>", {1'000, 2'000, 0, 0, 0});
+  expect_range(model, "aten::item", {1'450, 2'000, 0, 0, kRangeImported});
+  expect_range(model, "aten::_local_scalar_dense", {1'900, 2'000, 0, 0, kRangeImported});
+  expect_range(model, "annotation", {11'000, 14'000, 0, 0, kRangeImported});
+  expect_range(model, "__enter__", {10'000, 12'000, 0, 0, kRangeAsync});
+  expect_range(model, "__exit__", {13'500, 14'300, 0, 0, kRangeAsync});
+  EXPECT_EQ(model.stats.async_ranges, 2u);
+}
+
+TEST(TraceBuilder, RangesOnPerfprofsClockAloneAreNeverMoved) {
+  CollectedEvents collected;
+  collected.threads = {thread_events(0, 101, "main", {begin_event(1'000, 1, "frame", "python_function"),
+                                                      end_event(2'000, 1)})};
+  collected.completed = {completed(101, 1'500, 2'010, "GC-like range")};  // perfprof's clock: a real crossing
+  const TraceModel model = build_trace(std::move(collected), kWindow);
+  expect_range(model, "GC-like range", {1'500, 2'010, 0, 0, 0});
+  expect_range(model, "frame", {1'000, 2'000, 0, 0, kRangeAsync});
+}
+
+CompletedRange backward(int64_t os_tid, int64_t begin_ns, int64_t end_ns, const char* name, int64_t sequence,
+                        int64_t forward_os_tid) {
+  CompletedRange range = completed(os_tid, begin_ns, end_ns, name, sequence);
+  range.forward_os_tid = forward_os_tid;
+  return range;
+}
+
+// As torch.profiler links forward and backward operators ("fwdbwd" flows).
+TEST(TraceBuilder, LinksEachBackwardOperatorToTheLatestForwardOperatorOfItsSequenceNumber) {
+  CollectedEvents collected;
+  collected.completed = {
+      completed(101, 100, 110, "aten::view", 7),  // same sequence number, starts first: not linked
+      completed(101, 120, 300, "aten::embedding", 7),
+      completed(101, 310, 400, "aten::add", 8),
+      completed(303, 320, 330, "aten::add on another thread", 8),
+      completed(101, 500, 600, "aten::mul", 9),  // its backward was not recorded
+      backward(202, 1000, 1100, "evaluate_function: AddBackward0", 8, 101),
+      backward(202, 1010, 1090, "AddBackward0", 8, 101),  // ends first: takes the link
+      backward(202, 1200, 1300, "EmbeddingBackward0", 7, 101),
+      backward(202, 1400, 1500, "MulBackward0", 10, 101),  // no forward operator with its number
+      backward(202, 1600, 1700, "DivBackward0", 9, -1),    // its forward thread recorded nothing
+  };
+  const TraceModel model = build_trace(std::move(collected), kWindow);
+  std::vector<std::pair<std::string, std::string>> links;
+  for (const ForwardBackwardLink& link : model.forward_backward) {
+    links.emplace_back(model.str(model.ranges.name[link.forward]), model.str(model.ranges.name[link.backward]));
+  }
+  EXPECT_EQ(links, (std::vector<std::pair<std::string, std::string>>{{"aten::add", "AddBackward0"},
+                                                                     {"aten::embedding", "EmbeddingBackward0"}}));
+}
+
 TEST(TraceBuilder, GcPausesGetTheirOwnNamedTrack) {
   CollectedEvents collected;
   collected.threads = {thread_events(0, 101, "main", {instant_event(100, "x")})};

@@ -172,13 +172,17 @@ def train_then_evaluate_no_grad() -> Callable[[], None]:
     return step
 
 
-def torch_timeline(make_loop, tmp_path):
-    """torch.profiler's ([times, sizes], raw changes) for the loop."""
+def torch_timeline(make_loop, tmp_path, schedule=None):
+    """torch.profiler's ([times, sizes], raw changes) for the loop; with `schedule`, STEPS steps
+    with prof.step() after each."""
     step = make_loop()
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], record_shapes=True,
-                                profile_memory=True, with_stack=True) as prof:
+                                profile_memory=True, with_stack=True,
+                                schedule=schedule and torch.profiler.schedule(**schedule)) as prof:
         for _ in range(STEPS):
             step()
+            if schedule:
+                prof.step()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)  # torch deprecates its own exporter
         prof.export_memory_timeline(str(tmp_path / "torch.json"), device="cpu")
@@ -187,15 +191,24 @@ def torch_timeline(make_loop, tmp_path):
         return json.loads((tmp_path / "torch.json").read_text()), json.load(raw)
 
 
-def perfprof_timeline(make_loop, tmp_path):
-    """perfprof's ([times, sizes], raw changes) for the loop."""
+def perfprof_timeline(make_loop, tmp_path, schedule=None):
+    """perfprof's ([times, sizes], raw changes) for the loop, run as torch_timeline runs it."""
     step = make_loop()
-    with perfprof.profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+    with perfprof.profile(activities=[ProfilerActivity.CPU], profile_memory=True,
+                          schedule=schedule and perfprof.schedule(**schedule)) as prof:
         for _ in range(STEPS):
             step()
+            if schedule:
+                prof.step()
     prof.export_memory_timeline(str(tmp_path / "perfprof.json"), device="cpu")
     prof.export_memory_timeline(str(tmp_path / "perfprof.raw.json"), device="cpu")
     return json.loads((tmp_path / "perfprof.json").read_text()), json.loads((tmp_path / "perfprof.raw.json").read_text())
+
+
+def peaks(timeline_json) -> Dict[str, int]:
+    """Each category's peak in a [times, sizes] timeline (sizes hold a leading 0, then the
+    categories in the order perfprof uses)."""
+    return {name: max(point[i + 1] for point in timeline_json[1]) for i, name in enumerate(CATEGORIES)}
 
 
 def totals_by_change(raw) -> List[int]:
@@ -212,12 +225,10 @@ def totals_by_change(raw) -> List[int]:
 def test_category_peaks_and_total_agree_with_torch_profiler(make_loop, tmp_path):
     reference, reference_raw = torch_timeline(make_loop, tmp_path)
     ours, our_raw = perfprof_timeline(make_loop, tmp_path)
-    # torch's sizes hold a leading 0, then its categories in the order perfprof uses.
-    reference_peaks = [max(point[i + 1] for point in reference[1]) for i in range(len(CATEGORIES))]
-    our_peaks = [max(point[i + 1] for point in ours[1]) for i in range(len(CATEGORIES))]
-    for name, expected, got in zip(CATEGORIES, reference_peaks, our_peaks):
-        if expected:
-            assert got == pytest.approx(expected, rel=0.10), name
+    reference_peaks, our_peaks = peaks(reference), peaks(ours)
+    for name in CATEGORIES:
+        if reference_peaks[name]:
+            assert our_peaks[name] == pytest.approx(reference_peaks[name], rel=0.10), name
 
     # Total bytes over the run. The two runs differ in speed (each profiler has its own
     # overhead), so the curves are compared along the run's allocations and frees rather than
@@ -229,6 +240,116 @@ def test_category_peaks_and_total_agree_with_torch_profiler(make_loop, tmp_path)
         at_ours = ours_total[(len(ours_total) - 1) * percent // 100]
         at_reference = reference_total[(len(reference_total) - 1) * percent // 100]
         assert abs(at_ours - at_reference) <= tolerance, f"{percent}% through the run"
+
+
+def embedding_with_cache() -> Callable[[], None]:
+    """Token embeddings and one attention whose keys and values go through a cache that starts
+    as an empty tensor, as transformers' DynamicCache starts (GPT-2 and others)."""
+    torch.manual_seed(0)
+    embedding, project, head = nn.Embedding(100, 32), nn.Linear(32, 64), nn.Linear(32, 100)
+    optimizer = torch.optim.AdamW([*embedding.parameters(), *project.parameters(), *head.parameters()])
+
+    def step() -> None:
+        tokens = torch.randint(0, 100, (4, 16))
+        x = embedding(tokens)
+        k, v = project(x).chunk(2, dim=-1)
+        keys, values = torch.cat([torch.tensor([]), k], dim=-2), torch.cat([torch.tensor([]), v], dim=-2)
+        attended = nn.functional.scaled_dot_product_attention(x, keys, values)
+        nn.functional.cross_entropy(head(attended).flatten(0, 1), tokens.flatten()).backward()
+        optimizer.step()
+        optimizer.zero_grad()
+
+    return step
+
+
+def test_operator_no_schema_accepts_makes_its_output_from_nothing(tmp_path):
+    """torch.profiler matches an operator to its schemas by the type of each recorded input: a
+    list holding a tensor without storage (the empty cache) is no Tensor[], so that aten::cat is
+    no node of the data flow and the keys and values it allocates are INPUT, not ACTIVATION."""
+    reference, _ = torch_timeline(embedding_with_cache, tmp_path)
+    ours, _ = perfprof_timeline(embedding_with_cache, tmp_path)
+    assert peaks(ours) == peaks(reference)
+
+    step = embedding_with_cache()
+    prof = profiled(step)
+    cache_rows = [r for r in allocation_rows(prof, tmp_path) if r["Name"] == "aten::cat"
+                  and float(r["Size(KB)"]) == 4 * 16 * 32 * 4 / 1024]
+    assert [r["Category"] for r in cache_rows] == ["INPUT", "INPUT"]
+
+
+def test_schemas_are_matched_by_the_kinds_of_recorded_inputs():
+    from perfprof.memory import write_flags
+
+    assert write_flags("aten::cat", "Li") == [False, False]  # Tensor[] tensors, int dim
+    assert write_flags("aten::cat", "li") is None  # a list with a tensor without identity
+    assert write_flags("aten::add_", "TTi") == [True, False, False]  # add_.Tensor(Tensor(a!) self, ...)
+    assert write_flags("aten::mul", "TT") == [False, False]
+    assert write_flags("aten::mul", "NT") is None  # torch takes a tensor without identity for None
+    assert write_flags("aten::view", "TN") == [False, False]  # int lists are recorded as None
+    assert write_flags("aten::index", "TL") == [False, False]
+    assert write_flags("aten::add_", "TT") is None  # no schema of two inputs
+    assert write_flags("MmBackward0", "") is None  # no operator name
+
+
+def test_an_unreadable_event_is_counted_and_the_others_read():
+    from perfprof import _core
+    from perfprof.memory import write_flags
+
+    class Unreadable:
+        @property
+        def extra_fields(self):
+            raise RuntimeError("a field torch no longer has")
+
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], record_shapes=True,
+                                profile_memory=True) as prof:
+        torch.ones(1000).mul(2)
+    roots = prof.profiler.kineto_results.experimental_event_tree()
+    try:
+        alone = _core.import_torch_memory(roots, write_flags, {})
+        _core.discard()
+        mixed = _core.import_torch_memory([Unreadable(), *roots], write_flags, {})
+    finally:
+        _core.discard()
+    assert alone["allocations"] == mixed["allocations"] >= 4 and alone["failed_reads"] == 0
+    assert mixed["failed_reads"] == 2  # its extra fields and its children
+    assert "extra_fields: RuntimeError: a field torch no longer has" in mixed["first_failure"]
+
+
+def test_warm_up_steps_change_no_category(tmp_path):
+    """What the warm-up steps saw (gradients of those steps, freed before the window) is no
+    memory of the window: torch.profiler does not record warm-up steps at all."""
+    schedule = dict(wait=0, warmup=2, active=2, repeat=1)
+    reference, _ = torch_timeline(mlp_adam, tmp_path, schedule)
+    ours, _ = perfprof_timeline(mlp_adam, tmp_path, schedule)
+    assert peaks(ours) == peaks(reference)
+    assert peaks(ours)["GRADIENT"] > 0
+
+
+def test_compiled_model_sees_no_global_hook_and_keeps_one_graph(tmp_path, recwarn):
+    """Module parameters are seen through perfprof's module-call wrapper, which torch.compile
+    traces as the plain Module.__call__: no "global hooks" warning at each call, no graph break
+    (fullgraph=True raises at one), and torch.profiler's categories."""
+
+    def compiled_mlp() -> Callable[[], None]:
+        torch.manual_seed(0)
+        model = nn.Sequential(nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 10))
+        compiled = torch.compile(model, backend="aot_eager", fullgraph=True)  # dynamo and autograd as
+        optimizer = torch.optim.Adam(model.parameters())  # inductor runs them, without its C++ build
+
+        def step() -> None:
+            nn.functional.mse_loss(compiled(torch.randn(32, 64)), torch.randn(32, 10)).backward()
+            optimizer.step()
+            optimizer.zero_grad()
+
+        return step
+
+    torch._dynamo.reset()
+    ours, _ = perfprof_timeline(compiled_mlp, tmp_path)  # compiles inside the window
+    assert not [w for w in recwarn if "global hooks" in str(w.message)]
+    torch._dynamo.reset()
+    reference, _ = torch_timeline(compiled_mlp, tmp_path)
+    assert peaks(ours) == peaks(reference)
+    assert peaks(ours)["PARAMETER"] > 0
 
 
 # -- export formats and errors -------------------------------------------------------------------
