@@ -365,7 +365,7 @@ PyObject* install() {
   if (g_tracing_threads == 0 && !set_events(true)) return nullptr;
   ++g_tracing_threads;
   tls_tracing = true;
-  record_running_frames();
+  guarded(record_running_frames);
   Py_RETURN_TRUE;
 }
 
@@ -426,7 +426,7 @@ PyObject* install() {
   if (!tracing_here()) {
     note_running_frames();
     PyEval_SetProfile(profile_hook, nullptr);
-    record_running_frames();
+    guarded(record_running_frames);
   }
   Py_RETURN_TRUE;
 }
