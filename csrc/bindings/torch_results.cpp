@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -150,23 +151,28 @@ class EventImporter {
     range.sequence = fields_.call_int(event, m.sequence).value_or(-1);
     if (with_inputs_) range.args = input_args(event);
     note_thread(event, range.os_tid);
-    ranges_.push_back(range);
     // torch's id of the forward pass's thread, > 0 on backward operators only.
-    forward_torch_tids_.push_back(range.sequence >= 0 ? fields_.call_int(event, m.forward_thread).value_or(0) : 0);
+    const int64_t forward_torch_tid = range.sequence >= 0 ? fields_.call_int(event, m.forward_thread).value_or(0) : 0;
+    if (forward_torch_tid > 0) backward_ranges_.emplace_back(ranges_.size(), forward_torch_tid);
+    ranges_.push_back(range);
   }
 
   // Backward operators name their forward thread by torch's id, whose OS id is known once every
   // event has been read.
   std::vector<CompletedRange> take_ranges() {
-    for (size_t i = 0; i < ranges_.size(); ++i) {
-      if (forward_torch_tids_[i] <= 0) continue;
-      const auto found = os_tid_of_torch_tid_.find(forward_torch_tids_[i]);
-      ranges_[i].forward_os_tid = found == os_tid_of_torch_tid_.end() ? -1 : found->second;
+    for (const auto& [row, forward_torch_tid] : backward_ranges_) {
+      const auto found = os_tid_of_torch_tid_.find(forward_torch_tid);
+      ranges_[row].forward_os_tid = found == os_tid_of_torch_tid_.end() ? -1 : found->second;
     }
-    forward_torch_tids_.clear();
+    backward_ranges_.clear();
     return std::move(ranges_);
   }
-  const py::dict& os_thread_ids() const { return os_thread_ids_; }
+  // torch's thread ids -> OS thread ids, for the memory reader.
+  py::dict os_thread_ids() const {
+    py::dict ids;
+    for (const auto& [torch_tid, os_tid] : os_tid_of_torch_tid_) ids[py::int_(torch_tid)] = os_tid;
+    return ids;
+  }
   uint64_t skipped_events() const { return skipped_events_; }
   uint64_t failed_reads() const { return fields_.failures(); }
   const std::string& first_failure() const { return fields_.first_failure(); }
@@ -214,11 +220,9 @@ class EventImporter {
   // torch names threads by its own ids, the trace by OS ids; the memory reader needs the map,
   // and so do backward operators.
   void note_thread(py::handle event, int64_t os_tid) {
-    if (!seen_threads_.emplace(os_tid, true).second) return;
+    if (!seen_os_threads_.insert(os_tid).second) return;
     const auto torch_tid = fields_.call_int(event, methods().torch_thread);
-    if (!torch_tid) return;
-    os_thread_ids_[py::int_(*torch_tid)] = os_tid;
-    os_tid_of_torch_tid_[*torch_tid] = os_tid;
+    if (torch_tid) os_tid_of_torch_tid_[*torch_tid] = os_tid;
   }
 
   const bool with_inputs_;
@@ -231,10 +235,9 @@ class EventImporter {
   StringCache input_texts_;  // most operators repeat their inputs step after step
   std::string args_;
   std::vector<CompletedRange> ranges_;
-  std::vector<int64_t> forward_torch_tids_;  // per range
-  std::unordered_map<int64_t, bool> seen_threads_;
+  std::vector<std::pair<size_t, int64_t>> backward_ranges_;  // (row, torch's forward thread id)
+  std::unordered_set<int64_t> seen_os_threads_;
   std::unordered_map<int64_t, int64_t> os_tid_of_torch_tid_;
-  py::dict os_thread_ids_;
   uint64_t skipped_events_ = 0;
 };
 
