@@ -376,6 +376,18 @@ class _KinetoProfile:
                            "lacks them", stats["gpu_dropped_records"])
 
 
+# The profile method each of the step controller's transitions runs, by name: a table of bound
+# methods would tie a profile to itself, and torch's results, which it keeps after stop(), would
+# then wait for the cyclic collector instead of going with the last reference to the profile.
+_TRANSITION_METHODS = {
+    _core.TRANSITION_PREPARE_TRACE: "prepare_trace",
+    _core.TRANSITION_START_TRACE: "start_trace",
+    _core.TRANSITION_STOP_TRACE: "stop_trace",
+    _core.TRANSITION_TRACE_READY: "_trace_ready",
+    _core.TRANSITION_WARN_INCORRECT_SCHEDULE: "_warn_incorrect_schedule",
+}
+
+
 class profile(_KinetoProfile):
     """The profiler: a context manager driven by ``step()`` and a schedule.
 
@@ -421,13 +433,6 @@ class profile(_KinetoProfile):
         self.on_trace_ready = on_trace_ready
         self._controller = _core.StepController()
         self._step_range = 0
-        self._transitions = {
-            _core.TRANSITION_PREPARE_TRACE: self.prepare_trace,
-            _core.TRANSITION_START_TRACE: self.start_trace,
-            _core.TRANSITION_STOP_TRACE: self.stop_trace,
-            _core.TRANSITION_TRACE_READY: self._trace_ready,
-            _core.TRANSITION_WARN_INCORRECT_SCHEDULE: self._warn_incorrect_schedule,
-        }
 
     @staticmethod
     def enable_profiler_in_child_thread(
@@ -493,7 +498,7 @@ class profile(_KinetoProfile):
 
     def _run(self, transitions: List[int]) -> None:
         for transition in transitions:
-            self._transitions[transition]()
+            getattr(self, _TRANSITION_METHODS[transition])()
 
     def _begin_step_range(self) -> None:
         if self.record_steps:

@@ -1,4 +1,6 @@
+import gc
 import logging
+import weakref
 
 import pytest
 
@@ -18,6 +20,24 @@ def test_kineto_profile_start_stop(export):
     with perfprof.record_function("after"):
         pass
     assert names(export(prof)) == ["during"]
+
+
+def test_a_profile_goes_with_its_last_reference():
+    """What a stopped profile keeps (the trace; torch's results, which are large) is freed when the
+    user drops it, not at some later run of the cyclic collector."""
+    gc.disable()
+    try:
+        prof = perfprof.profile(schedule=perfprof.schedule(wait=0, warmup=1, active=1), on_trace_ready=lambda p: None)
+        with prof:
+            for _ in range(3):
+                with perfprof.record_function("work"):
+                    pass
+                prof.step()
+        dropped = weakref.ref(prof)
+        del prof
+        assert dropped() is None
+    finally:
+        gc.enable()
 
 
 def test_only_one_profiler_collects_at_a_time():
