@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -129,7 +130,7 @@ struct OperatorInputs {
 // takes part without them.
 class TreeReader {
  public:
-  TreeReader(py::object write_flags, const py::dict& os_thread_ids, int64_t window_begin_ns)
+  TreeReader(py::object write_flags, int64_t window_begin_ns)
       : write_flags_(std::move(write_flags)),
         profiler_module_(py::module_::import("torch._C._profiler")),
         operator_type_(type_in(profiler_module_, "_ExtraFields_TorchOp")),
@@ -137,9 +138,7 @@ class TreeReader {
         tensor_metadata_type_(type_in(profiler_module_, "_TensorMetadata")),
         strided_(py::module_::import("torch").attr("strided")),
         unix_offset_ns_(monotonic_to_unix_offset_ns()),
-        window_begin_ns_(window_begin_ns) {
-    for (const auto& [torch_tid, os_tid] : os_thread_ids) os_thread_ids_[torch_tid.cast<int64_t>()] = os_tid.cast<int64_t>();
-  }
+        window_begin_ns_(window_begin_ns) {}
 
   void read(py::handle roots) {
     const GcPause no_collections_while_reading;  // hundreds of thousands of short-lived objects
@@ -149,10 +148,9 @@ class TreeReader {
     size_unallocated_storages();
   }
 
-  MemoryEvents take() {
-    memory::sort_by_time(events_);
-    return std::move(events_);
-  }
+  // What was read, in the order read; the thread of each allocation is torch's id for it.
+  MemoryEvents take() { return std::move(events_); }
+  std::vector<int64_t> take_torch_tids() { return std::move(torch_tids_); }
 
   uint64_t skipped_events() const { return skipped_events_; }
   const FieldReader& reads() const { return reader_; }
@@ -302,7 +300,6 @@ class TreeReader {
     allocation.total_allocated = *total_allocated;
     allocation.total_reserved = *total_reserved;
     allocation.device = *device;
-    allocation.os_tid = os_thread_of(*torch_tid);
     allocation.op = op_name_id(context.op_name);
     const std::optional<int64_t> id = int_or_none(extra, f.id);
     const std::optional<int64_t> allocation_id = id ? int_or_none(extra, f.allocation_id) : std::nullopt;
@@ -312,6 +309,7 @@ class TreeReader {
     }
     const uint32_t index = static_cast<uint32_t>(events_.allocations.size());
     events_.allocations.push_back(allocation);
+    torch_tids_.push_back(*torch_tid);
     if (context.node >= 0) {
       events_.nodes[context.node].allocations.push_back(index);
     } else {
@@ -473,12 +471,6 @@ class TreeReader {
     return found->second;
   }
 
-  // torch's tree names threads by its own ids; the trace by OS ids (the caller's when unknown).
-  int64_t os_thread_of(int64_t torch_tid) const {
-    const auto found = os_thread_ids_.find(torch_tid);
-    return found == os_thread_ids_.end() ? current_os_tid() : found->second;
-  }
-
   int64_t to_monotonic(int64_t unix_ns) const { return unix_ns - unix_offset_ns_; }
 
   const py::object write_flags_;
@@ -493,8 +485,8 @@ class TreeReader {
   const std::optional<std::vector<bool>> no_schema_;
   FieldReader reader_;
   MemoryEvents events_;
+  std::vector<int64_t> torch_tids_;  // per allocation
   uint64_t skipped_events_ = 0;
-  std::unordered_map<int64_t, int64_t> os_thread_ids_;
   std::unordered_map<StorageKey, int32_t, StorageKeyHash> storages_;
   std::vector<bool> allocated_;  // per storage: an allocation event in the window was read
   std::vector<std::pair<StorageKey, py::object>> sightings_;  // tensor inputs of storages not (yet) allocated
@@ -505,21 +497,55 @@ class TreeReader {
   StringCache op_names_;
 };
 
-py::dict import_torch_memory(py::iterable roots, py::object write_flags, py::dict os_thread_ids,
-                             int64_t window_begin_ns) {
-  TreeReader reader(std::move(write_flags), os_thread_ids, window_begin_ns);
-  reader.read(roots);
-  MemoryEvents events = reader.take();
-  const size_t count = events.allocations.size();
-  Recorder::instance().add_memory(std::move(events));
-  Recorder::instance().add_import_losses({reader.skipped_events(), reader.reads().failures()});
-  py::dict result;
-  result["allocations"] = count;
-  result["skipped_events"] = reader.skipped_events();
-  result["failed_reads"] = reader.reads().failures();
-  result["first_failure"] = reader.reads().first_failure();
-  return result;
-}
+// The memory events of torch's event tree, read on construction and added to the recorder once
+// the OS ids of torch's threads are known. Those come from torch's operator events, which are
+// read after the tree: pybind11 looks up every object torch hands out in a table of all live
+// ones, and the walk of the tree is about a fifth faster before tens of thousands of operator
+// events fill that table (docs/performance.md).
+class TorchMemoryImport {
+ public:
+  TorchMemoryImport(py::object event_tree, py::object write_flags, int64_t window_begin_ns)
+      : event_tree_(std::move(event_tree)) {
+    TreeReader reader(std::move(write_flags), window_begin_ns);
+    reader.read(event_tree_);
+    events_ = reader.take();
+    torch_tids_ = reader.take_torch_tids();
+    skipped_events_ = reader.skipped_events();
+    failed_reads_ = reader.reads().failures();
+    first_failure_ = reader.reads().first_failure();
+  }
+
+  // Adds what was read to the recorder, torch's thread ids mapped by `os_thread_ids` (those not
+  // in it: the calling thread's). Once only.
+  py::dict add_to_recorder(const std::unordered_map<int64_t, int64_t>& os_thread_ids) {
+    if (added_) throw std::logic_error("TorchMemoryImport.add_to_recorder: already added");
+    added_ = true;
+    const int64_t caller = current_os_tid();
+    for (size_t i = 0; i < events_.allocations.size(); ++i) {
+      const auto found = os_thread_ids.find(torch_tids_[i]);
+      events_.allocations[i].os_tid = found == os_thread_ids.end() ? caller : found->second;
+    }
+    memory::sort_by_time(events_);
+    const size_t count = events_.allocations.size();
+    Recorder::instance().add_memory(std::move(events_));
+    Recorder::instance().add_import_losses({skipped_events_, failed_reads_});
+    py::dict result;
+    result["allocations"] = count;
+    result["skipped_events"] = skipped_events_;
+    result["failed_reads"] = failed_reads_;
+    result["first_failure"] = first_failure_;
+    return result;
+  }
+
+ private:
+  py::object event_tree_;  // torch's objects, freed with this import (see torch_capture.stop_thread)
+  MemoryEvents events_;
+  std::vector<int64_t> torch_tids_;  // per allocation
+  uint64_t skipped_events_ = 0;
+  uint64_t failed_reads_ = 0;
+  std::string first_failure_;
+  bool added_ = false;
+};
 
 void add_observed_tensors(const std::vector<std::tuple<uint64_t, int, int, int64_t, int64_t, int>>& tensors) {
   std::vector<memory::ObservedTensor> observed;
@@ -534,15 +560,21 @@ void add_observed_tensors(const std::vector<std::tuple<uint64_t, int, int, int64
 }  // namespace
 
 void add_torch_memory(py::module_& module) {
-  module.def("import_torch_memory", &import_torch_memory, py::arg("event_tree"), py::arg("write_flags"),
-             py::arg("os_thread_ids"), py::arg("window_begin_ns") = 0,
-             "Add the allocator events and operator data flow of a torch _ProfilerResult's\n"
-             "experimental_event_tree() to the recorder. write_flags(name, kinds) returns which\n"
-             "inputs the operator writes (a list of bools), or None when no schema accepts inputs of\n"
-             "those kinds (a letter per input: memory.INPUT_KINDS); os_thread_ids maps torch's\n"
-             "thread ids to OS ones (from import_torch_events); allocations before window_begin_ns\n"
-             "(now_ns() clock) do not size their storages. Returns a dict: allocations (read),\n"
-             "skipped_events (allocator events left out, unreadable), failed_reads and first_failure.");
+  py::class_<TorchMemoryImport>(module, "TorchMemoryImport",
+                                "The allocator events and operator data flow of a torch _ProfilerResult's\n"
+                                "experimental_event_tree(): read on construction, added to the recorder by\n"
+                                "add_to_recorder(os_thread_ids).")
+      .def(py::init<py::object, py::object, int64_t>(), py::arg("event_tree"), py::arg("write_flags"),
+           py::arg("window_begin_ns") = 0,
+           "Read `event_tree`. write_flags(name, kinds) returns which inputs the operator writes (a\n"
+           "list of bools), or None when no schema accepts inputs of those kinds (a letter per input:\n"
+           "memory.INPUT_KINDS); allocations before window_begin_ns (now_ns() clock) do not size\n"
+           "their storages. The tree is kept, and freed, with this object.")
+      .def("add_to_recorder", &TorchMemoryImport::add_to_recorder, py::arg("os_thread_ids"),
+           "Add what was read to the recorder, torch's thread ids mapped to OS ones by os_thread_ids\n"
+           "(from import_torch_events; others: the caller's). Once only. Returns a dict: allocations\n"
+           "(read), skipped_events (allocator events left out, unreadable), failed_reads and\n"
+           "first_failure.");
   module.def("add_observed_tensors", &add_observed_tensors, py::arg("tensors"),
              "Record tensors seen in a known role: (data_ptr, device_type, device_index, now_ns,\n"
              "bytes, category) tuples; category is MEMORY_CATEGORIES' index.");

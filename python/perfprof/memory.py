@@ -156,19 +156,36 @@ def _accepts(schema_type: Any, kind: str) -> bool:
     return kind == "N"
 
 
-def import_torch_memory(result: Any, os_thread_ids: dict, window_begin_ns: int = 0) -> Any:
+def read_torch_memory(result: Any, window_begin_ns: int = 0) -> Optional["_core.TorchMemoryImport"]:
     """Read the allocator events and operator data flow torch recorded (at the end of a session);
-    `os_thread_ids` maps torch's thread ids to the OS's; what was allocated before
-    `window_begin_ns` (warm-up) is sized as torch.profiler sizes it, from its tensors. What cannot
-    be read is left out, counted in the trace's ``perfprofStats`` and said here, at every session.
-    Returns the event tree read, for the caller to free when it suits (see torch_capture)."""
-    event_tree = result.experimental_event_tree()
-    imported = _core.import_torch_memory(event_tree, write_flags, os_thread_ids, window_begin_ns)
-    if imported["failed_reads"]:
+    what was allocated before `window_begin_ns` (warm-up) is sized as torch.profiler sizes it,
+    from its tensors. Nothing reaches the recorder before ``add_torch_memory``. The result keeps
+    torch's event tree, for the caller to free when it suits (see torch_capture); None when the
+    tree could not be read at all (said here, at every session)."""
+    try:
+        return _core.TorchMemoryImport(result.experimental_event_tree(), write_flags, window_begin_ns)
+    except Exception as error:  # a torch version whose results differ entirely: report, never fail
+        _unreadable(error)
+        return None
+
+
+def add_torch_memory(imported: "_core.TorchMemoryImport", os_thread_ids: dict) -> None:
+    """Add what ``read_torch_memory`` read to the recorder, torch's thread ids mapped to the OS's
+    by `os_thread_ids`. What could not be read is left out, counted in the trace's
+    ``perfprofStats`` and said here, at every session."""
+    try:
+        added = imported.add_to_recorder(os_thread_ids)
+    except Exception as error:  # never fail the job for its profiler
+        _unreadable(error)
+        return
+    if added["failed_reads"]:
         logger.warning("perfprof: %d memory events recorded by torch could not be read and %d reads of fields "
                        "failed (left out, counted in perfprofStats); the first: %s",
-                       imported["skipped_events"], imported["failed_reads"], imported["first_failure"])
-    return event_tree
+                       added["skipped_events"], added["failed_reads"], added["first_failure"])
+
+
+def _unreadable(error: Exception) -> None:
+    logger.warning("perfprof: memory events recorded by torch could not be read: %r", error)
 
 
 def export_timeline(trace: "_core.Trace", output_path: str, device: Optional[str]) -> None:

@@ -247,15 +247,14 @@ def _disable_torch_state(state: str, options: CaptureOptions, window_begin_ns: i
     _release_kineto()
     if result is None:
         return None
+    # The memory events first: torch's tree is read faster before its operator events exist (see
+    # TorchMemoryImport); their threads are named once the operators have given the OS ids.
+    memory_read = memory.read_torch_memory(result, window_begin_ns) if options.profile_memory else None
     events = result.events()
     os_thread_ids = _import_operators(events, options, window_begin_ns)
-    event_tree = None
-    if options.profile_memory:
-        try:
-            event_tree = memory.import_torch_memory(result, os_thread_ids, window_begin_ns)
-        except Exception as error:  # never fail the job for its profiler; said at every session
-            logger.warning("perfprof: memory events recorded by torch could not be read: %r", error)
-    return result, events, event_tree
+    if memory_read is not None:
+        memory.add_torch_memory(memory_read, os_thread_ids)
+    return result, events, memory_read
 
 
 def _import_operators(events: Any, options: CaptureOptions, window_begin_ns: int) -> dict:

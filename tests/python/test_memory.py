@@ -305,9 +305,9 @@ def test_an_unreadable_event_is_counted_and_the_others_read():
         torch.ones(1000).mul(2)
     roots = prof.profiler.kineto_results.experimental_event_tree()
     try:
-        alone = _core.import_torch_memory(roots, write_flags, {})
+        alone = _core.TorchMemoryImport(roots, write_flags).add_to_recorder({})
         _core.discard()
-        mixed = _core.import_torch_memory([Unreadable(), *roots], write_flags, {})
+        mixed = _core.TorchMemoryImport([Unreadable(), *roots], write_flags).add_to_recorder({})
     finally:
         _core.discard()
     assert alone["allocations"] == mixed["allocations"] >= 4 and alone["failed_reads"] == 0
