@@ -34,6 +34,9 @@
 #include "schedule/schedule.h"
 #include "schedule/step_controller.h"
 #include "torch_hooks/profiler_stubs.h"
+#include "capture/capture_file.h"
+#include "capture/live_capture.h"
+#include "capture/sink.h"
 #include "trace/trace_builder.h"
 
 namespace py = pybind11;
@@ -57,12 +60,15 @@ py::list to_list(const std::vector<Transition>& transitions) {
 // A collected trace, shared by the profiler and any exporter running in the background.
 class Trace {
  public:
-  Trace(TraceModel model, OpTree tree)
+  Trace(TraceModel model, OpTree tree, std::string capture)
       : model_(std::make_shared<const TraceModel>(std::move(model))),
-        tree_(std::make_shared<const OpTree>(std::move(tree))) {}
+        tree_(std::make_shared<const OpTree>(std::move(tree))),
+        capture_(std::make_shared<const std::string>(std::move(capture))) {}
 
   const TraceModel& model() const { return *model_; }
   const OpTree& tree() const { return *tree_; }
+  // The capture file's bytes, when it was kept; empty otherwise.
+  const std::string& capture() const { return *capture_; }
   // Categorized on first use: only memory exports need it.
   const memory::MemoryProfile& memory_profile() const {
     std::call_once(memory_->once, [&] { memory_->profile = memory::categorize(model_->memory.events); });
@@ -76,6 +82,7 @@ class Trace {
   };
   std::shared_ptr<const TraceModel> model_;
   std::shared_ptr<const OpTree> tree_;
+  std::shared_ptr<const std::string> capture_;
   std::shared_ptr<LazyMemoryProfile> memory_ = std::make_shared<LazyMemoryProfile>();
 };
 
@@ -119,7 +126,14 @@ py::list ranges_of(const TraceModel& m) {
   return out;
 }
 
-Trace collect_trace(int64_t window_begin_ns, int64_t window_end_ns, bool with_gpu, bool flops) {
+Trace trace_of(Capture capture, bool flops, std::string capture_bytes) {
+  TraceModel model = build_trace(std::move(capture));
+  if (flops) annotate_flops(model);
+  OpTree tree = build_op_tree(model);
+  return Trace(std::move(model), std::move(tree), std::move(capture_bytes));
+}
+
+Trace collect_trace(int64_t window_begin_ns, int64_t window_end_ns, bool with_gpu, bool flops, bool keep_capture) {
   py::gil_scoped_release release;
   GpuInput gpu;
   if (with_gpu) {
@@ -128,10 +142,38 @@ Trace collect_trace(int64_t window_begin_ns, int64_t window_end_ns, bool with_gp
     gpu.stream_annotations = collector.take_stream_annotations();
     gpu.collected_any = true;
   }
-  TraceModel model = build_trace(Recorder::instance().collect(), {window_begin_ns, window_end_ns}, std::move(gpu));
-  if (flops) annotate_flops(model);
-  OpTree tree = build_op_tree(model);
-  return Trace(std::move(model), std::move(tree));
+  Capture capture = capture_of_this_process(Recorder::instance().collect(), std::move(gpu), {window_begin_ns, window_end_ns});
+  StringSink kept;
+  if (keep_capture) write_capture(capture, kept);
+  return trace_of(std::move(capture), flops, kept.bytes());
+}
+
+void save_capture(const Trace& trace, const std::string& path) {
+  if (trace.capture().empty()) throw std::invalid_argument("save_capture: this trace was collected without its capture");
+  run_writer([&] {
+    FileSink sink(path);
+    if (!sink.write(trace.capture())) throw std::runtime_error(sink.error());
+  });
+}
+
+// A Trace built from a capture file, whether it was complete, and why reading stopped if not.
+py::tuple read_capture_trace(const std::string& path, bool flops) {
+  CaptureReading reading;
+  try {
+    reading = read_capture_file(path);
+  } catch (const CaptureFormatError& error) {
+    throw std::invalid_argument(fmt::format("{}: {}", path, error.what()));
+  } catch (const std::runtime_error& error) {
+    PyErr_SetString(PyExc_OSError, error.what());
+    throw py::error_already_set();
+  }
+  const bool complete = reading.complete;
+  std::string problem = std::move(reading.problem);
+  Trace trace = [&] {
+    py::gil_scoped_release release;
+    return trace_of(std::move(reading.capture), flops, {});
+  }();
+  return py::make_tuple(std::move(trace), complete, std::move(problem));
 }
 
 py::list key_average_rows(const Trace& trace, bool group_by_input_shape, int group_by_stack_n, bool python_functions) {
@@ -310,6 +352,9 @@ PYBIND11_MODULE(_core, m) {
       .def_property_readonly("window_end_ns", [](const Trace& t) { return t.model().window_end_ns; })
       .def_property_readonly("unix_offset_ns", [](const Trace& t) { return t.model().unix_offset_ns; })
       .def_property_readonly("stats", [](const Trace& t) { return stats_of(t.model()); })
+      .def_property_readonly("has_capture", [](const Trace& t) { return !t.capture().empty(); })
+      .def("save_capture", &save_capture, py::arg("path"),
+           "Write the capture this trace was built from (collected with keep_capture) to path.")
       .def_property_readonly("num_ranges", [](const Trace& t) { return t.model().ranges.size(); })
       .def_property_readonly("num_instants", [](const Trace& t) { return t.model().instants.size(); })
       .def_property_readonly("num_counters", [](const Trace& t) { return t.model().counters.size(); })
@@ -371,9 +416,14 @@ PYBIND11_MODULE(_core, m) {
     Recorder::instance().discard();
   }, "Drop everything recorded so far.");
   m.def("collect", &collect_trace, py::arg("window_begin_ns"), py::arg("window_end_ns"),
-        py::arg("with_gpu") = false, py::arg("flops") = false,
+        py::arg("with_gpu") = false, py::arg("flops") = false, py::arg("keep_capture") = false,
         "Move everything recorded so far (and GPU activity) into a Trace; operators get their\n"
-        "FLOPs if asked.");
+        "FLOPs if asked. With keep_capture the Trace keeps its capture (Trace.save_capture).");
+  m.def("read_capture", &read_capture_trace, py::arg("path"), py::arg("flops") = false,
+        "Build a Trace from a capture file: returns (trace, complete, problem). complete is False\n"
+        "for a capture cut short (the process stopped while recording), problem says where.\n"
+        "Raises ValueError when the file is not a capture this perfprof reads, OSError when it\n"
+        "cannot be read.");
   m.def("cupti_load", [](const std::string& explicit_path, const std::vector<std::string>& candidates,
                          const std::string& driver_library) {
     CuptiStatus status;

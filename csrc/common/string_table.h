@@ -16,6 +16,8 @@ inline constexpr StringId kEmptyString = 0;
 class StringTable {
  public:
   StringTable();
+  // A table holding `strings` at their indexes (a capture's: ids it does not use are empty).
+  explicit StringTable(std::vector<std::string> strings);
   StringTable(const StringTable&) = delete;
   StringTable& operator=(const StringTable&) = delete;
 
@@ -24,6 +26,10 @@ class StringTable {
 
   // Copy of every string, indexed by id, for a trace that must outlive later interning.
   std::vector<std::string> snapshot() const;
+  // Copy of the strings whose ids are marked in `used` (others empty), indexed by id.
+  std::vector<std::string> snapshot(const std::vector<bool>& used) const;
+  // Every string, indexed by id, moved out; the table is left empty.
+  std::vector<std::string> take();
 
  private:
   mutable std::mutex mutex_;

@@ -12,8 +12,7 @@
 #include <vector>
 
 #include "cupti/cupti_library.h"
-#include "trace/gpu_trace.h"
-#include "trace/trace_builder.h"
+#include "record/gpu_records.h"
 
 namespace perfprof {
 

@@ -12,7 +12,7 @@
 #include <string>
 #include <unordered_map>
 
-#include "trace/gpu_trace.h"
+#include "record/gpu_records.h"
 
 namespace perfprof {
 

@@ -4,7 +4,7 @@
 // NVIDIA's occupancy calculator, with its allocation granularities).
 #include <optional>
 
-#include "trace/gpu_trace.h"
+#include "record/gpu_records.h"
 
 namespace perfprof {
 

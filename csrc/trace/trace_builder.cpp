@@ -1,17 +1,14 @@
 #include "trace/trace_builder.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstring>
-#include <fstream>
 #include <numeric>
+#include <string>
 #include <unordered_map>
 #include <utility>
 
 #include <fmt/format.h>
 
-#include "common/clock.h"
 #include "trace/forward_backward.h"
 
 namespace perfprof {
@@ -19,16 +16,12 @@ namespace {
 
 constexpr int64_t kOpen = INT64_MIN;
 
-std::string read_process_name() {
-  std::ifstream comm("/proc/self/comm");
-  std::string name;
-  std::getline(comm, name);
-  return name.empty() ? "process" : name;
-}
-
 class Builder {
  public:
-  explicit Builder(TraceModel& model) : model_(model) {}
+  Builder(TraceModel& model, StringTable& strings, const std::vector<ThreadName>& thread_names)
+      : model_(model), strings_(strings) {
+    for (const ThreadName& thread : thread_names) thread_names_.emplace(thread.os_tid, thread.name);
+  }
 
   void add_thread(ThreadEvents& thread) {
     const auto track = static_cast<uint32_t>(model_.threads.size());
@@ -75,8 +68,8 @@ class Builder {
 
   // CUDA API calls become ranges of the thread that made them, among its host ranges.
   void add_api_calls(const std::vector<ApiCall>& calls, const std::unordered_map<uint32_t, uint64_t>& external) {
-    const StringId runtime = global_strings().intern("cuda_runtime");
-    const StringId driver = global_strings().intern("cuda_driver");
+    const StringId runtime = strings_.intern("cuda_runtime");
+    const StringId driver = strings_.intern("cuda_driver");
     for (const ApiCall& call : calls) {
       if (call.start_ns < model_.window_begin_ns) continue;
       const auto found = external.find(call.correlation);
@@ -85,7 +78,7 @@ class Builder {
       RangeTable& r = model_.ranges;
       r.name[row] = call.name;
       r.category[row] = call.driver ? driver : runtime;
-      r.args[row] = global_strings().intern(fmt::format("\"cbid\":{}", call.cbid));
+      r.args[row] = strings_.intern(fmt::format("\"cbid\":{}", call.cbid));
       r.correlation[row] = call.correlation;
       r.external_id[row] = found == external.end() ? 0 : found->second;
     }
@@ -212,7 +205,7 @@ class Builder {
   // mstx range, ProfilerStep, ...); CUPTI's external correlation id stays for calls outside any.
   void classify_nesting() {
     RangeTable& r = model_.ranges;
-    const StringId python_function = global_strings().intern(kPythonFunctionCategory);
+    const StringId python_function = strings_.intern(kPythonFunctionCategory);
     std::vector<size_t> enclosing;  // rows of the ranges open at the current row, innermost last
     uint32_t current_track = UINT32_MAX;
     for (size_t i = 0; i < r.size(); ++i) {
@@ -285,8 +278,13 @@ class Builder {
       if (model_.threads[t].os_tid == os_tid) return t;
     }
     const auto index = static_cast<uint32_t>(model_.threads.size());
-    model_.threads.push_back({UINT32_MAX - index, os_tid, os_tid == kGcTrackTid ? "Python GC" : os_thread_name(os_tid)});
+    model_.threads.push_back({UINT32_MAX - index, os_tid, os_tid == kGcTrackTid ? "Python GC" : thread_name(os_tid)});
     return index;
+  }
+
+  std::string thread_name(int64_t os_tid) const {
+    const auto found = thread_names_.find(os_tid);
+    return found == thread_names_.end() ? fmt::format("thread {}", os_tid) : found->second;
   }
 
   // Back to per-track begin order (outer range first on equal begins) after appending rows.
@@ -313,13 +311,6 @@ class Builder {
     column.swap(sorted);
   }
 
-  static std::string os_thread_name(int64_t os_tid) {
-    std::ifstream comm(fmt::format("/proc/self/task/{}/comm", os_tid));
-    std::string name;
-    std::getline(comm, name);
-    return name.empty() ? fmt::format("thread {}", os_tid) : name;
-  }
-
   // Bound of the error between torch's converted times and perfprof's clock, far below the
   // microseconds by which an imported range really crosses a Python call (torch's
   // record_function outlives the call that began it by its whole body and __enter__'s return).
@@ -330,6 +321,8 @@ class Builder {
   static constexpr uint64_t kCompletedIdTag = uint64_t{1} << 62;
 
   TraceModel& model_;
+  StringTable& strings_;  // the capture's, and what building names
+  std::unordered_map<int64_t, std::string> thread_names_;  // threads without a buffer of their own
   std::vector<std::pair<uint64_t, size_t>> open_stack_;  // (range id, row) of this thread
   std::vector<std::pair<RawEvent, uint32_t>> deferred_ends_;
   std::vector<std::pair<uint64_t, uint64_t>> linked_ids_;  // (forward, backward) range ids
@@ -417,20 +410,22 @@ void add_gpu_activities(TraceModel& model, GpuInput& gpu) {
 
 }  // namespace
 
-TraceModel build_trace(CollectedEvents collected, const CollectionWindow& window, GpuInput gpu) {
+TraceModel build_trace(Capture capture) {
   TraceModel model;
-  model.window_begin_ns = window.begin_ns;
-  model.window_end_ns = window.end_ns;
-  model.unix_offset_ns = monotonic_to_unix_offset_ns();
-  model.pid = getpid();
-  model.process_name = read_process_name();
+  model.window_begin_ns = capture.window.begin_ns;
+  model.window_end_ns = capture.window.end_ns;
+  model.unix_offset_ns = capture.process.unix_offset_ns;
+  model.pid = capture.process.pid;
+  model.process_name = std::move(capture.process.name);
+  CollectedEvents& collected = capture.host;
   model.stats.dropped_events = collected.dropped_events;
   model.stats.unreadable_torch_events = collected.import_losses.events;
   model.stats.unreadable_torch_fields = collected.import_losses.failed_reads;
 
+  StringTable strings(std::move(capture.strings));
   std::sort(collected.threads.begin(), collected.threads.end(),
             [](const ThreadEvents& a, const ThreadEvents& b) { return a.index < b.index; });
-  Builder builder(model);
+  Builder builder(model, strings, capture.other_threads);
   for (ThreadEvents& thread : collected.threads) {
     builder.add_thread(thread);
     std::vector<RawEvent>().swap(thread.events);  // release as we go: traces can be large
@@ -440,12 +435,13 @@ TraceModel build_trace(CollectedEvents collected, const CollectionWindow& window
   if (!collected.memory.empty() || !collected.observed_tensors.empty()) {
     builder.add_memory(std::move(collected.memory), collected.observed_tensors);
   }
+  GpuInput& gpu = capture.gpu;
   if (!gpu.collected.api_calls.empty()) {
     builder.add_api_calls(gpu.collected.api_calls, gpu.collected.external_ids);
   }
   builder.finish();
   add_gpu_activities(model, gpu);
-  model.strings = global_strings().snapshot();  // last: building interns names of its own
+  model.strings = strings.take();  // last: building names things of its own
   return model;
 }
 

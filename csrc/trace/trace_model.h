@@ -10,7 +10,7 @@
 
 #include "common/string_table.h"
 #include "memory/memory_events.h"
-#include "trace/gpu_trace.h"
+#include "record/gpu_records.h"
 
 namespace perfprof {
 

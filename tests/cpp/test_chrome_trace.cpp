@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "capture/live_capture.h"
 #include "export/chrome_trace.h"
 #include "export/output_file.h"
 #include "json_checker.h"
@@ -50,7 +51,7 @@ TraceModel sample_model() {
        counter_event(8'300'000, "mem", std::numeric_limits<double>::quiet_NaN()),
        begin_event(8'500'000, 9, "open without args")}));
   collected.threads.push_back(thread_events(1, kWorkerTid, "worker", {end_event(6'000'000, 3)}));
-  return build_trace(std::move(collected), {500'000, 9'000'000});
+  return build_trace(capture_of_this_process(std::move(collected), {}, {500'000, 9'000'000}));
 }
 
 void write_trace(const TraceModel& model, const std::string& path, const ChromeTraceOptions& options) {
@@ -278,7 +279,7 @@ TEST_F(ChromeTrace, ForwardBackwardLinksAreFlowEventsAsTorchWritesThem) {
   backward.forward_os_tid = kMainTid;
   collected.completed = {forward, backward};
   const std::string path = dir_.file("flows.json");
-  write_trace(build_trace(std::move(collected), {0, 10'000}), path, ChromeTraceOptions{});
+  write_trace(build_trace(capture_of_this_process(std::move(collected), {}, {0, 10'000})), path, ChromeTraceOptions{});
   const Json doc = test::parse_json(read_export(path));
 
   const Json& start = event_of(doc, "s", "fwdbwd");
@@ -307,7 +308,7 @@ TEST_F(ChromeTrace, PythonFramesCarryTheirIdAndTheirCallersId) {
        end_event(360, 4), end_event(400, 3), end_event(800, 2), end_event(1000, 1),
        begin_event(1100, 5, "second", "python_function"), end_event(1200, 5)}));
   const std::string path = dir_.file("python.json");
-  write_trace(build_trace(std::move(collected), {0, 10'000}), path, ChromeTraceOptions{});
+  write_trace(build_trace(capture_of_this_process(std::move(collected), {}, {0, 10'000})), path, ChromeTraceOptions{});
   const Json doc = test::parse_json(read_export(path));
 
   std::map<std::string, std::pair<std::string, std::string>> ids;  // name -> (id, parent id)
@@ -353,7 +354,7 @@ TEST_F(ChromeTrace, LargeTraceIsValidAcrossFlushes) {
   }
   CollectedEvents collected;
   collected.threads.push_back(thread_events(0, kMainTid, "main", std::move(events)));
-  const TraceModel model = build_trace(std::move(collected), {0, 1000 * kRanges});
+  const TraceModel model = build_trace(capture_of_this_process(std::move(collected), {}, {0, 1000 * kRanges}));
 
   for (const std::string name : {"large.json", "large.json.gz"}) {
     const std::string path = dir_.file(name);

@@ -8,6 +8,7 @@
 #include "mstx/mstx.h"
 #include "record/recorder.h"
 #include "test_util.h"
+#include "capture/live_capture.h"
 #include "trace/trace_builder.h"
 
 namespace perfprof {
@@ -110,7 +111,7 @@ TEST_F(MstxTest, FilteredRangeLeavesNoRangeInTheTrace) {
   mstx().filter_domains({}, {"mstx-test-dropped"});
   range(kept, "kept range");
   range(dropped, "dropped range");
-  const TraceModel model = build_trace(Recorder::instance().collect(), {0, now_ns()});
+  const TraceModel model = build_trace(capture_of_this_process(Recorder::instance().collect(), {}, {0, now_ns()}));
   ASSERT_EQ(model.ranges.size(), 1u);
   EXPECT_EQ(model.str(model.ranges.name[0]), "kept range");
   EXPECT_EQ(model.stats.unmatched_range_ends, 0u) << "a filtered range records no end either";
@@ -120,7 +121,7 @@ TEST_F(MstxTest, RecordedRangeEndsWhateverDomainRangeEndIsGiven) {
   MstxDomain& kept = mstx().domain("mstx-test-kept");
   mstx().filter_domains({"mstx-test-kept"}, {});
   mstx().range_end(start(kept, "ended without its domain"));  // range_end takes only the id
-  const TraceModel model = build_trace(Recorder::instance().collect(), {0, now_ns()});
+  const TraceModel model = build_trace(capture_of_this_process(Recorder::instance().collect(), {}, {0, now_ns()}));
   ASSERT_EQ(model.ranges.size(), 1u);
   EXPECT_EQ(model.ranges.flags[0] & kRangeUnfinished, 0);
 }
@@ -150,7 +151,7 @@ TEST_F(MstxTest, RangeEndedOnAnotherThreadPairs) {
     Mstx::instance().range_end(id);
   }).join();
 
-  const TraceModel model = build_trace(Recorder::instance().collect(), {0, now_ns()});
+  const TraceModel model = build_trace(capture_of_this_process(Recorder::instance().collect(), {}, {0, now_ns()}));
   ASSERT_EQ(model.ranges.size(), 1u);
   EXPECT_EQ(model.stats.unmatched_range_ends, 0u);
   EXPECT_EQ(model.stats.unfinished_ranges, 0u);

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "test_util.h"
+#include "capture/live_capture.h"
 #include "trace/trace_builder.h"
 
 namespace perfprof {
@@ -23,7 +24,7 @@ TraceModel build(std::vector<ThreadEvents> threads, CollectionWindow window = kW
   CollectedEvents collected;
   collected.threads = std::move(threads);
   collected.dropped_events = dropped;
-  return build_trace(std::move(collected), window);
+  return build_trace(capture_of_this_process(std::move(collected), {}, window));
 }
 
 // Row of the range called `name`; fails the test if there is not exactly one.
@@ -175,7 +176,7 @@ TEST(TraceBuilder, CompletedRangesJoinTheirThreadAndNestWithItsRanges) {
   collected.completed = {completed(101, 300, 400, "inner op", 7), completed(101, 200, 500, "outer op"),
                          completed(202, 250, 260, "engine op"),
                          completed(101, -50, 10, "before the window")};
-  const TraceModel model = build_trace(std::move(collected), kWindow);
+  const TraceModel model = build_trace(capture_of_this_process(std::move(collected), {}, kWindow));
   expect_range(model, "step", {100, 900, 0, 0, 0});
   expect_range(model, "outer op", {200, 500, 0, 0, 0});
   expect_range(model, "inner op", {300, 400, 0, 0, 0});
@@ -240,7 +241,7 @@ TEST(TraceBuilder, ImportedRangesEndingJustAfterTheirParentEndWithIt) {
   // The annotation crosses __enter__ by 2 us and __exit__ by 300 ns: both really.
   collected.completed = {imported(1'450, 2'030, "aten::item"), imported(1'900, 2'006, "aten::_local_scalar_dense"),
                          imported(11'000, 14'000, "annotation")};
-  const TraceModel model = build_trace(std::move(collected), kWindow);
+  const TraceModel model = build_trace(capture_of_this_process(std::move(collected), {}, kWindow));
   expect_range(model, "<built-in method item>", {1'000, 2'000, 0, 0, 0});
   expect_range(model, "aten::item", {1'450, 2'000, 0, 0, kRangeImported});
   expect_range(model, "aten::_local_scalar_dense", {1'900, 2'000, 0, 0, kRangeImported});
@@ -255,7 +256,7 @@ TEST(TraceBuilder, RangesOnPerfprofsClockAloneAreNeverMoved) {
   collected.threads = {thread_events(0, 101, "main", {begin_event(1'000, 1, "frame", "python_function"),
                                                       end_event(2'000, 1)})};
   collected.completed = {completed(101, 1'500, 2'010, "GC-like range")};  // perfprof's clock: a real crossing
-  const TraceModel model = build_trace(std::move(collected), kWindow);
+  const TraceModel model = build_trace(capture_of_this_process(std::move(collected), {}, kWindow));
   expect_range(model, "GC-like range", {1'500, 2'010, 0, 0, 0});
   expect_range(model, "frame", {1'000, 2'000, 0, 0, kRangeAsync});
 }
@@ -282,7 +283,7 @@ TEST(TraceBuilder, LinksEachBackwardOperatorToTheLatestForwardOperatorOfItsSeque
       backward(202, 1400, 1500, "MulBackward0", 10, 101),  // no forward operator with its number
       backward(202, 1600, 1700, "DivBackward0", 9, -1),    // its forward thread recorded nothing
   };
-  const TraceModel model = build_trace(std::move(collected), kWindow);
+  const TraceModel model = build_trace(capture_of_this_process(std::move(collected), {}, kWindow));
   std::vector<std::pair<std::string, std::string>> links;
   for (const ForwardBackwardLink& link : model.forward_backward) {
     links.emplace_back(model.str(model.ranges.name[link.forward]), model.str(model.ranges.name[link.backward]));
@@ -295,7 +296,7 @@ TEST(TraceBuilder, GcPausesGetTheirOwnNamedTrack) {
   CollectedEvents collected;
   collected.threads = {thread_events(0, 101, "main", {instant_event(100, "x")})};
   collected.completed = {completed(kGcTrackTid, 200, 300, "GC")};
-  const TraceModel model = build_trace(std::move(collected), kWindow);
+  const TraceModel model = build_trace(capture_of_this_process(std::move(collected), {}, kWindow));
   ASSERT_EQ(model.threads.size(), 2u);
   EXPECT_EQ(model.threads[1].os_tid, kGcTrackTid);
   EXPECT_EQ(model.threads[1].name, "Python GC");

@@ -1,6 +1,6 @@
 #pragma once
-// What GPU collection (CUPTI) adds to a trace: device activities, the CUDA API calls that
-// launched them, and the devices themselves. Decoded off the hot path, one row per activity.
+// What GPU collection (CUPTI) records: device activities, the CUDA API calls that launched
+// them, and the devices themselves. Decoded off the hot path, one row per activity.
 #include <cstdint>
 #include <string>
 #include <unordered_map>
@@ -100,6 +100,19 @@ struct GpuCollected {
   std::unordered_map<uint32_t, uint64_t> external_ids;  // CUPTI correlation -> host range id
   std::vector<GpuDevice> devices;
   uint64_t dropped_records = 0;  // reported by CUPTI, or refused for lack of buffer space
+};
+
+// An mstx range that was given a CUDA stream (CUPTI's id for it).
+struct StreamAnnotation {
+  uint64_t range_id = 0;
+  uint32_t stream = 0;
+};
+
+// Everything GPU collection hands over at the end of a session.
+struct GpuInput {
+  GpuCollected collected;
+  std::vector<StreamAnnotation> stream_annotations;
+  bool collected_any = false;  // GPU collection ran (even if it saw nothing)
 };
 
 }  // namespace perfprof

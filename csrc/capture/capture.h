@@ -1,0 +1,44 @@
+#pragma once
+// A capture: everything one profiling session recorded, with what the process knew about itself
+// when it recorded (its id and name, its clock's offset to Unix time, its threads' names, the
+// text of every interned string the events use). Building a trace reads a capture and nothing
+// else, so a trace built in the profiled process and one built later from the capture file
+// (docs/formats/capture.md) are the same.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "record/collected_events.h"
+#include "record/gpu_records.h"
+
+namespace perfprof {
+
+// The kept part of the session (after warm-up), now_ns() clock.
+struct CollectionWindow {
+  int64_t begin_ns = 0;
+  int64_t end_ns = 0;
+};
+
+struct ProcessInfo {
+  int64_t pid = 0;
+  std::string name;
+  int64_t unix_offset_ns = 0;  // add to a now_ns() value to get Unix time
+};
+
+// A thread the events name by OS id without having recorded into a buffer of its own (torch's
+// autograd threads, CUDA API calls' threads, allocator events' threads).
+struct ThreadName {
+  int64_t os_tid = 0;
+  std::string name;
+};
+
+struct Capture {
+  ProcessInfo process;
+  std::vector<std::string> strings;  // indexed by StringId; ids the capture does not use are ""
+  std::vector<ThreadName> other_threads;
+  CollectedEvents host;
+  GpuInput gpu;
+  CollectionWindow window;
+};
+
+}  // namespace perfprof

@@ -1,0 +1,273 @@
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "analysis/op_tree.h"
+#include "capture/byte_codec.h"
+#include "capture/capture_file.h"
+#include "capture/capture_format.h"
+#include "capture/live_capture.h"
+#include "capture/sink.h"
+#include "export/chrome_trace.h"
+#include "test_util.h"
+#include "trace/trace_builder.h"
+
+namespace perfprof {
+namespace {
+
+using test::begin_event;
+using test::counter_event;
+using test::end_event;
+using test::instant_event;
+using test::intern;
+using test::TempDir;
+using test::thread_events;
+
+constexpr int64_t kMainTid = 2001;
+constexpr int64_t kWorkerTid = 2002;
+constexpr int64_t kAutogradTid = 2003;  // named only by the ranges torch recorded on it
+
+GpuActivity kernel() {
+  GpuActivity a;
+  a.kind = GpuActivityKind::Kernel;
+  a.start_ns = 2'100'000;
+  a.end_ns = 2'600'000;
+  a.device = 1;
+  a.context = 2;
+  a.stream = 7;
+  a.correlation = 41;
+  a.name = intern("capture_test_kernel");
+  a.grid[0] = 3, a.grid[1] = 4, a.grid[2] = 5;
+  a.block[0] = 32, a.block[1] = 2, a.block[2] = 1;
+  a.registers_per_thread = 40;
+  a.static_shared_memory = 1024;
+  a.dynamic_shared_memory = 2048;
+  a.bytes = 77;
+  a.address = 0xabc;
+  a.copy_kind = 2;
+  a.value = 9;
+  a.graph_id = 12;
+  return a;
+}
+
+// A session with something of every kind a capture holds.
+Capture sample_capture() {
+  CollectedEvents host;
+  host.threads.push_back(thread_events(
+      0, kMainTid, "main",
+      {begin_event(1'000'000, 1, "ProfilerStep#1", "user_annotation"),
+       begin_event(1'100'000, 2, "aten::mm", "cpu_op", "\"Input Dims\":[[2, 3], [3, 4]]"),
+       end_event(3'000'000, 2), begin_event(3'500'000, 3, "handoff", "user_annotation"),
+       instant_event(3'600'000, "mark", "mstx", "\"domain\":\"capture\""),
+       counter_event(3'700'000, "queue", 2.5), end_event(8'000'000, 1)}));
+  host.threads.push_back(thread_events(1, kWorkerTid, "worker", {end_event(4'000'000, 3)}));
+  CompletedRange imported;
+  imported.os_tid = kAutogradTid;
+  imported.begin_ns = 5'000'000;
+  imported.end_ns = 5'500'000;
+  imported.name = intern("MmBackward0");
+  imported.category = intern("cpu_op");
+  imported.sequence = 12;
+  imported.forward_os_tid = kMainTid;
+  imported.imported = true;
+  host.completed.push_back(imported);
+  memory::MemoryEvents& mem = host.memory;
+  mem.storages.push_back({5, 0x1000, {memory::DeviceType::kCpu, -1}, 64});
+  mem.allocations.push_back({1'200'000, 0x1000, 64, 64, 128, {memory::DeviceType::kCpu, -1}, 0, kMainTid, intern("aten::mm")});
+  mem.allocations.push_back({2'900'000, 0x1000, -64, 0, 128, {memory::DeviceType::kCpu, -1}, 0, kMainTid, kEmptyString});
+  mem.nodes.push_back({1'100'000, false, {{0, memory::Write::kYes}}, {0, 1}});
+  mem.known_roles.push_back({0, memory::Category::kParameter});
+  host.observed_tensors.push_back({0x2000, {memory::DeviceType::kCuda, 1}, 1'300'000, 256, memory::Category::kGradient});
+  host.dropped_events = 3;
+  host.import_losses = {4, 5};
+
+  GpuInput gpu;
+  gpu.collected_any = true;
+  gpu.collected.activities.push_back(kernel());
+  gpu.collected.api_calls.push_back({false, 211, intern("cudaLaunchKernel"), 2'000'000, 2'050'000, kMainTid, 41});
+  gpu.collected.external_ids.emplace(41, 2);
+  GpuDevice device;
+  device.id = 1;
+  device.name = "Test GPU";
+  device.sm_count = 132;
+  device.global_memory_bytes = uint64_t{80} << 30;
+  device.compute_major = 9;
+  gpu.collected.devices.push_back(device);
+  gpu.collected.dropped_records = 6;
+  gpu.stream_annotations.push_back({3, 7});
+
+  Capture capture = capture_of_this_process(std::move(host), std::move(gpu), {900'000, 9'000'000});
+  capture.other_threads.push_back({kAutogradTid, "pt_autograd_0"});
+  return capture;
+}
+
+std::string bytes_of(const Capture& capture) {
+  StringSink sink;
+  EXPECT_TRUE(write_capture(capture, sink));
+  return sink.bytes();
+}
+
+// The Chrome trace built from `capture`, written to `path` (the trace names its own path).
+std::string chrome_trace_of(Capture capture, const std::string& path) {
+  const TraceModel model = build_trace(std::move(capture));
+  write_chrome_trace(model, build_op_tree(model), path, ChromeTraceOptions{});
+  return test::read_file(path);
+}
+
+TEST(Capture, WhatIsReadBackIsWhatWasWritten) {
+  const std::string bytes = bytes_of(sample_capture());
+  const CaptureReading reading = read_capture(bytes);
+  EXPECT_TRUE(reading.complete);
+  EXPECT_EQ(reading.problem, "");
+  EXPECT_EQ(bytes_of(reading.capture), bytes);
+
+  const Capture& read = reading.capture;
+  ASSERT_EQ(read.host.threads.size(), 2u);
+  EXPECT_EQ(read.host.threads[0].name, "main");
+  EXPECT_EQ(read.host.threads[0].events.size(), 7u);
+  EXPECT_EQ(read.strings[read.host.threads[0].events[1].args], "\"Input Dims\":[[2, 3], [3, 4]]");
+  EXPECT_EQ(read.host.completed.at(0).forward_os_tid, kMainTid);
+  EXPECT_TRUE(read.host.completed.at(0).imported);
+  EXPECT_EQ(read.host.memory.nodes.at(0).allocations, (std::vector<uint32_t>{0, 1}));
+  EXPECT_EQ(read.host.observed_tensors.at(0).device.index, 1);
+  EXPECT_EQ(read.host.dropped_events, 3u);
+  EXPECT_EQ(read.host.import_losses.failed_reads, 5u);
+  const GpuActivity& activity = read.gpu.collected.activities.at(0);
+  EXPECT_EQ(activity.grid[2], 5u);
+  EXPECT_EQ(activity.block[1], 2u);
+  EXPECT_EQ(activity.static_shared_memory, 1024);
+  EXPECT_EQ(activity.graph_id, 12u);
+  EXPECT_EQ(read.strings[activity.name], "capture_test_kernel");
+  EXPECT_EQ(read.gpu.collected.external_ids.at(41), 2u);
+  EXPECT_EQ(read.gpu.collected.devices.at(0).name, "Test GPU");
+  EXPECT_EQ(read.gpu.collected.dropped_records, 6u);
+  EXPECT_EQ(read.gpu.stream_annotations.at(0).stream, 7u);
+  EXPECT_EQ(read.window.begin_ns, 900'000);
+  EXPECT_EQ(read.other_threads.back().name, "pt_autograd_0");
+}
+
+TEST(Capture, HoldsOnlyTheStringsItsEventsUse) {
+  intern("capture test: a string no event uses");
+  const Capture capture = sample_capture();
+  for (const std::string& text : capture.strings) EXPECT_NE(text, "capture test: a string no event uses");
+  EXPECT_EQ(capture.strings[capture.host.completed.at(0).name], "MmBackward0");
+}
+
+TEST(Capture, BuildingOfflineGivesTheSameTraceAsBuildingInProcess) {
+  const TempDir dir;
+  const Capture capture = sample_capture();
+  Capture copy = read_capture(bytes_of(capture)).capture;
+  const std::string in_process = chrome_trace_of(capture, dir.file("trace.json"));
+  const std::string offline = chrome_trace_of(std::move(copy), dir.file("trace.json"));
+  EXPECT_EQ(offline, in_process);
+  EXPECT_NE(in_process.find("pt_autograd_0"), std::string::npos);  // the name taken when recording
+  EXPECT_NE(in_process.find("capture_test_kernel"), std::string::npos);
+}
+
+// The offsets where each chunk of `bytes` begins.
+std::vector<size_t> chunk_offsets(const std::string& bytes) {
+  std::vector<size_t> offsets;
+  for (size_t offset = capture_format::kFileHeaderBytes; offset < bytes.size();) {
+    offsets.push_back(offset);
+    uint64_t size = 0;
+    std::memcpy(&size, bytes.data() + offset + 8, sizeof(size));
+    offset += capture_format::kChunkHeaderBytes + size;
+  }
+  return offsets;
+}
+
+TEST(Capture, ACutCaptureKeepsEveryWholeChunkBeforeTheCut) {
+  const std::string bytes = bytes_of(sample_capture());
+  std::vector<size_t> ends = chunk_offsets(bytes);  // where each chunk ends: the next one's start
+  ends.push_back(bytes.size());
+  // A cut inside any chunk (in its header, in its payload) reads as the capture cut before it.
+  for (size_t k = 1; k < ends.size(); ++k) {
+    const CaptureReading before = read_capture(std::string_view(bytes).substr(0, ends[k - 1]));
+    for (const size_t cut : {ends[k - 1] + 5, ends[k] - 1}) {
+      const CaptureReading reading = read_capture(std::string_view(bytes).substr(0, cut));
+      EXPECT_FALSE(reading.complete) << cut;
+      EXPECT_NE(reading.problem.find("cut short"), std::string::npos) << reading.problem;
+      EXPECT_EQ(bytes_of(reading.capture), bytes_of(before.capture)) << cut;
+    }
+  }
+}
+
+TEST(Capture, ACutCaptureIsReadUpToItsLastWholeThreadChunk) {
+  const Capture capture = sample_capture();
+  const std::string bytes = bytes_of(capture);
+  // Up to the first thread's events: the Process, Strings, OtherThreads, Thread, HostEvents chunks.
+  const size_t cut = chunk_offsets(bytes).at(5);
+  const CaptureReading reading = read_capture(std::string_view(bytes).substr(0, cut));
+  EXPECT_FALSE(reading.complete);
+  EXPECT_NE(reading.problem.find("no end"), std::string::npos) << reading.problem;
+  ASSERT_EQ(reading.capture.host.threads.size(), 1u);
+  EXPECT_EQ(reading.capture.host.threads[0].events.size(), capture.host.threads[0].events.size());
+  // Without its window the capture keeps every event it holds.
+  EXPECT_EQ(reading.capture.window.begin_ns, 1'000'000);
+  EXPECT_EQ(reading.capture.window.end_ns, 8'000'000);
+}
+
+TEST(Capture, ACorruptChunkEndsTheReadingAtItAndSaysWhere) {
+  std::string bytes = bytes_of(sample_capture());
+  const size_t thread_chunk = chunk_offsets(bytes).at(3);
+  bytes[thread_chunk + capture_format::kChunkHeaderBytes] ^= 0x40;  // a bit of its payload flips
+  const CaptureReading reading = read_capture(bytes);
+  EXPECT_FALSE(reading.complete);
+  EXPECT_EQ(reading.problem, "the chunk at byte " + std::to_string(thread_chunk) +
+                                 " (kind 4) is corrupt: its checksum does not match");
+  EXPECT_TRUE(reading.capture.host.threads.empty());
+  EXPECT_EQ(reading.capture.process.name, sample_capture().process.name);
+}
+
+TEST(Capture, WhatIsNotACaptureOfThisVersionIsRefused) {
+  EXPECT_THROW(read_capture("{\"traceEvents\": []}"), CaptureFormatError);
+  std::string bytes = bytes_of(sample_capture());
+  bytes[sizeof(capture_format::kMagic)] = 2;  // major version 2
+  try {
+    read_capture(bytes);
+    FAIL() << "a capture of a newer major version was read";
+  } catch (const CaptureFormatError& error) {
+    EXPECT_STREQ(error.what(), "capture format 2.0: this perfprof reads 1.x");
+  }
+}
+
+TEST(Capture, ChunksOfUnknownKindsAreSkipped) {
+  std::string bytes = bytes_of(sample_capture());
+  // A chunk of a kind a later minor version might add, with an empty payload, after the header.
+  std::string chunk;
+  ByteWriter out(chunk);
+  out(uint32_t{999});
+  out(uint32_t{0});  // CRC-32 of nothing
+  out(uint64_t{0});
+  bytes.insert(capture_format::kFileHeaderBytes, chunk);
+  const CaptureReading reading = read_capture(bytes);
+  EXPECT_TRUE(reading.complete) << reading.problem;
+  EXPECT_EQ(reading.capture.host.threads.size(), 2u);
+}
+
+TEST(Capture, AFileSinkThatCannotWriteSaysWhy) {
+  FileSink sink("/nonexistent-dir/capture.ppcap");
+  EXPECT_FALSE(sink.write("x"));
+  EXPECT_NE(sink.error().find("/nonexistent-dir/capture.ppcap"), std::string::npos) << sink.error();
+  EXPECT_FALSE(write_capture(sample_capture(), sink));
+}
+
+TEST(Capture, AFileIsReadAsItWasWritten) {
+  const TempDir dir;
+  const std::string path = dir.file("run.ppcap");
+  const Capture capture = sample_capture();
+  {
+    FileSink sink(path);
+    ASSERT_TRUE(write_capture(capture, sink)) << sink.error();
+  }
+  const CaptureReading reading = read_capture_file(path);
+  EXPECT_TRUE(reading.complete);
+  EXPECT_EQ(bytes_of(reading.capture), bytes_of(capture));
+  EXPECT_THROW(read_capture_file(dir.file("missing.ppcap")), std::runtime_error);
+}
+
+}  // namespace
+}  // namespace perfprof
