@@ -7,7 +7,7 @@
 
 #include "bindings/c_function.h"
 #include "cupti/activity_collector.h"
-#include "export/json_text.h"
+#include "common/json_text.h"
 #include "mstx/mstx.h"
 #include "record/recorder.h"
 

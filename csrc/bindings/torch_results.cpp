@@ -14,7 +14,7 @@
 
 #include "bindings/py_fields.h"
 #include "common/clock.h"
-#include "export/json_text.h"
+#include "common/json_text.h"
 #include "record/recorder.h"
 
 namespace py = pybind11;

@@ -7,7 +7,7 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "export/json_text.h"
+#include "common/json_text.h"
 #include "export/output_file.h"
 #include "trace/occupancy.h"
 

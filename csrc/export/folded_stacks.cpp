@@ -5,7 +5,7 @@
 #include <string_view>
 #include <vector>
 
-#include "export/json_text.h"  // append_int
+#include "common/json_text.h"  // append_int
 #include "export/output_file.h"
 
 namespace perfprof {

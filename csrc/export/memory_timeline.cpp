@@ -1,6 +1,6 @@
 #include "export/memory_timeline.h"
 
-#include "export/json_text.h"
+#include "common/json_text.h"
 #include "export/output_file.h"
 
 namespace perfprof {

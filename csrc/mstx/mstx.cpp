@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "export/json_text.h"
+#include "common/json_text.h"
 #include "record/recorder.h"
 
 namespace perfprof {

@@ -5,7 +5,7 @@
 #include <string>
 #include <string_view>
 
-#include "export/json_text.h"
+#include "common/json_text.h"
 #include "json_checker.h"
 
 namespace perfprof {

@@ -1,4 +1,4 @@
-#include "export/json_text.h"
+#include "common/json_text.h"
 
 #include <cmath>
 
