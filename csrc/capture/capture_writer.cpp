@@ -1,3 +1,5 @@
+#include "capture/capture_writer.h"
+
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -6,9 +8,8 @@
 
 #include "capture/byte_codec.h"
 #include "capture/capture_fields.h"
-#include "capture/checksum.h"
 #include "capture/capture_file.h"
-#include "capture/capture_format.h"
+#include "capture/checksum.h"
 
 namespace perfprof {
 namespace {
@@ -19,66 +20,67 @@ using capture_format::ChunkKind;
 // and a cut capture loses little.
 constexpr size_t kEventsPerChunk = size_t{1} << 20;
 
-class ChunkWriter {
- public:
-  explicit ChunkWriter(Sink& sink) : sink_(sink) {}
+}  // namespace
 
-  void file_header() {
-    std::string header(capture_format::kMagic, sizeof(capture_format::kMagic));
-    ByteWriter out(header);
-    out(capture_format::kVersionMajor);
-    out(capture_format::kVersionMinor);
-    out(static_cast<uint32_t>(capture_format::kFileHeaderBytes));
-    emit(header);
+CaptureWriter::CaptureWriter(Sink& sink) : sink_(sink) {
+  std::string header(capture_format::kMagic, sizeof(capture_format::kMagic));
+  ByteWriter out(header);
+  out(capture_format::kVersionMajor);
+  out(capture_format::kVersionMinor);
+  out(static_cast<uint32_t>(capture_format::kFileHeaderBytes));
+  emit(header);
+}
+
+template <typename Encode>
+void CaptureWriter::chunk(ChunkKind kind, Encode&& encode) {
+  payload_.clear();
+  ByteWriter payload(payload_);
+  encode(payload);
+  std::string header;
+  ByteWriter out(header);
+  out(static_cast<uint32_t>(kind));
+  out(crc32_of(payload_));
+  out(static_cast<uint64_t>(payload_.size()));
+  emit(header);
+  emit(payload_);
+}
+
+void CaptureWriter::emit(const std::string& bytes) { ok_ = ok_ && sink_.write(bytes); }
+
+void CaptureWriter::process(const ProcessInfo& process) {
+  chunk(ChunkKind::Process, [&](ByteWriter& w) { w(process); });
+}
+
+void CaptureWriter::strings(const std::vector<std::string>& strings) {
+  if (written_strings_.size() < strings.size()) written_strings_.resize(strings.size(), false);
+  std::vector<uint32_t> ids;
+  for (size_t id = 1; id < strings.size(); ++id) {
+    if (!strings[id].empty() && !written_strings_[id]) ids.push_back(static_cast<uint32_t>(id));
   }
-
-  // One chunk whose payload `encode(ByteWriter&)` writes.
-  template <typename Encode>
-  void chunk(ChunkKind kind, Encode&& encode) {
-    payload_.clear();
-    ByteWriter payload(payload_);
-    encode(payload);
-    std::string header;
-    ByteWriter out(header);
-    out(static_cast<uint32_t>(kind));
-    out(crc32_of(payload_));
-    out(static_cast<uint64_t>(payload_.size()));
-    emit(header);
-    emit(payload_);
-  }
-
-  bool ok() const { return ok_; }
-
- private:
-  void emit(std::string_view bytes) { ok_ = ok_ && sink_.write(bytes); }
-
-  Sink& sink_;
-  std::string payload_;
-  bool ok_ = true;
-};
-
-void write_strings(ChunkWriter& out, const std::vector<std::string>& strings) {
-  out.chunk(ChunkKind::Strings, [&](ByteWriter& w) {
-    const auto used = static_cast<uint64_t>(std::count_if(strings.begin(), strings.end(),
-                                                          [](const std::string& s) { return !s.empty(); }));
-    w(used);
-    for (size_t id = 0; id < strings.size(); ++id) {
-      if (strings[id].empty()) continue;
-      w(static_cast<uint32_t>(id));
+  if (ids.empty()) return;
+  chunk(ChunkKind::Strings, [&](ByteWriter& w) {
+    w(static_cast<uint64_t>(ids.size()));
+    for (const uint32_t id : ids) {
+      w(id);
       w(strings[id]);
     }
   });
+  for (const uint32_t id : ids) written_strings_[id] = true;
 }
 
-void write_thread(ChunkWriter& out, const ThreadEvents& thread) {
-  out.chunk(ChunkKind::Thread, [&](ByteWriter& w) {
-    w(thread.index);
-    w(thread.os_tid);
-    w(thread.name);
-  });
+void CaptureWriter::thread(const ThreadEvents& thread) {
+  const auto known = thread_names_.find(thread.index);
+  if (known == thread_names_.end() || known->second != thread.name) {
+    chunk(ChunkKind::Thread, [&](ByteWriter& w) {
+      w(thread.index);
+      w(thread.os_tid);
+      w(thread.name);
+    });
+    thread_names_[thread.index] = thread.name;
+  }
   for (size_t first = 0; first < thread.events.size(); first += kEventsPerChunk) {
     const size_t count = std::min(kEventsPerChunk, thread.events.size() - first);
-    out.chunk(ChunkKind::HostEvents, [&](ByteWriter& w) {
+    chunk(ChunkKind::HostEvents, [&](ByteWriter& w) {
       w(thread.index);
       w(static_cast<uint64_t>(count));
       w.raw(thread.events.data() + first, count);
@@ -86,50 +88,70 @@ void write_thread(ChunkWriter& out, const ThreadEvents& thread) {
   }
 }
 
-void write_host(ChunkWriter& out, const CollectedEvents& host) {
-  for (const ThreadEvents& thread : host.threads) write_thread(out, thread);
-  out.chunk(ChunkKind::CompletedRanges, [&](ByteWriter& w) { w(host.completed); });
-  out.chunk(ChunkKind::MemoryEvents, [&](ByteWriter& w) { w(host.memory); });
-  out.chunk(ChunkKind::ObservedTensors, [&](ByteWriter& w) { w(host.observed_tensors); });
-  out.chunk(ChunkKind::Losses, [&](ByteWriter& w) {
-    w(host.dropped_events);
-    w(host.import_losses.events);
-    w(host.import_losses.failed_reads);
-  });
+void CaptureWriter::host(const CollectedEvents& host) {
+  for (const ThreadEvents& thread : host.threads) this->thread(thread);
+  if (!host.completed.empty()) chunk(ChunkKind::CompletedRanges, [&](ByteWriter& w) { w(host.completed); });
+  if (!host.memory.empty() || !host.memory.storages.empty()) {
+    chunk(ChunkKind::MemoryEvents, [&](ByteWriter& w) { w(host.memory); });
+  }
+  if (!host.observed_tensors.empty()) {
+    chunk(ChunkKind::ObservedTensors, [&](ByteWriter& w) { w(host.observed_tensors); });
+  }
+  if (host.dropped_events != 0 || host.import_losses.events != 0 || host.import_losses.failed_reads != 0) {
+    chunk(ChunkKind::Losses, [&](ByteWriter& w) {
+      w(host.dropped_events);
+      w(host.import_losses.events);
+      w(host.import_losses.failed_reads);
+    });
+  }
 }
 
-void write_gpu(ChunkWriter& out, const GpuInput& gpu) {
-  out.chunk(ChunkKind::GpuStatus, [&](ByteWriter& w) {
+void CaptureWriter::other_threads(const std::vector<ThreadName>& threads) {
+  if (!threads.empty()) chunk(ChunkKind::OtherThreads, [&](ByteWriter& w) { w(threads); });
+}
+
+void CaptureWriter::gpu(const GpuInput& gpu) {
+  chunk(ChunkKind::GpuStatus, [&](ByteWriter& w) {
     w(gpu.collected_any);
     w(gpu.collected.dropped_records);
   });
-  out.chunk(ChunkKind::GpuDevices, [&](ByteWriter& w) { w(gpu.collected.devices); });
-  out.chunk(ChunkKind::GpuActivities, [&](ByteWriter& w) { w(gpu.collected.activities); });
-  out.chunk(ChunkKind::ApiCalls, [&](ByteWriter& w) { w(gpu.collected.api_calls); });
-  out.chunk(ChunkKind::ExternalIds, [&](ByteWriter& w) {
-    std::vector<std::pair<uint32_t, uint64_t>> ids(gpu.collected.external_ids.begin(), gpu.collected.external_ids.end());
-    std::sort(ids.begin(), ids.end());  // the same capture writes the same bytes
-    w(static_cast<uint64_t>(ids.size()));
-    for (const auto& [correlation, range_id] : ids) {
-      w(correlation);
-      w(range_id);
-    }
-  });
-  out.chunk(ChunkKind::StreamAnnotations, [&](ByteWriter& w) { w(gpu.stream_annotations); });
+  const GpuCollected& collected = gpu.collected;
+  if (!collected.devices.empty()) chunk(ChunkKind::GpuDevices, [&](ByteWriter& w) { w(collected.devices); });
+  if (!collected.activities.empty()) chunk(ChunkKind::GpuActivities, [&](ByteWriter& w) { w(collected.activities); });
+  if (!collected.api_calls.empty()) chunk(ChunkKind::ApiCalls, [&](ByteWriter& w) { w(collected.api_calls); });
+  if (!collected.external_ids.empty()) {
+    chunk(ChunkKind::ExternalIds, [&](ByteWriter& w) {
+      std::vector<std::pair<uint32_t, uint64_t>> ids(collected.external_ids.begin(), collected.external_ids.end());
+      std::sort(ids.begin(), ids.end());  // the same capture writes the same bytes
+      w(static_cast<uint64_t>(ids.size()));
+      for (const auto& [correlation, range_id] : ids) {
+        w(correlation);
+        w(range_id);
+      }
+    });
+  }
+  if (!gpu.stream_annotations.empty()) {
+    chunk(ChunkKind::StreamAnnotations, [&](ByteWriter& w) { w(gpu.stream_annotations); });
+  }
 }
 
-}  // namespace
+void CaptureWriter::window(const CollectionWindow& window) {
+  chunk(ChunkKind::Window, [&](ByteWriter& w) { w(window); });
+}
+
+void CaptureWriter::end() {
+  chunk(ChunkKind::End, [](ByteWriter&) {});
+}
 
 bool write_capture(const Capture& capture, Sink& sink) {
-  ChunkWriter out(sink);
-  out.file_header();
-  out.chunk(ChunkKind::Process, [&](ByteWriter& w) { w(capture.process); });
-  write_strings(out, capture.strings);
-  out.chunk(ChunkKind::OtherThreads, [&](ByteWriter& w) { w(capture.other_threads); });
-  write_host(out, capture.host);
-  write_gpu(out, capture.gpu);
-  out.chunk(ChunkKind::Window, [&](ByteWriter& w) { w(capture.window); });
-  out.chunk(ChunkKind::End, [](ByteWriter&) {});
+  CaptureWriter out(sink);
+  out.process(capture.process);
+  out.strings(capture.strings);
+  out.other_threads(capture.other_threads);
+  out.host(capture.host);
+  out.gpu(capture.gpu);
+  out.window(capture.window);
+  out.end();
   return out.ok();
 }
 

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <fstream>
 #include <string>
-#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -25,47 +24,50 @@ std::string first_line_of(const std::string& path) {
 // The ids of every string the events refer to.
 class UsedStrings {
  public:
-  void mark(StringId id) {
-    if (id >= used_.size()) used_.resize(std::max<size_t>(id + 1, used_.size() * 2), false);
-    used_[id] = true;
-  }
-  void mark_all(const Capture& capture) {
+  UsedStrings(const CollectedEvents& host, const GpuInput& gpu) {
     mark(kEmptyString);
-    for (const ThreadEvents& thread : capture.host.threads) {
-      for (const RawEvent& event : thread.events) mark_event(event);
+    for (const ThreadEvents& thread : host.threads) {
+      for (const RawEvent& event : thread.events) mark(event.name, event.category, event.args);
     }
-    for (const CompletedRange& range : capture.host.completed) {
-      mark(range.name);
-      mark(range.category);
-      mark(range.args);
-    }
-    for (const memory::Allocation& allocation : capture.host.memory.allocations) mark(allocation.op);
-    for (const GpuActivity& activity : capture.gpu.collected.activities) mark(activity.name);
-    for (const ApiCall& call : capture.gpu.collected.api_calls) mark(call.name);
+    for (const CompletedRange& range : host.completed) mark(range.name, range.category, range.args);
+    for (const memory::Allocation& allocation : host.memory.allocations) mark(allocation.op);
+    for (const GpuActivity& activity : gpu.collected.activities) mark(activity.name);
+    for (const ApiCall& call : gpu.collected.api_calls) mark(call.name);
   }
   const std::vector<bool>& ids() const { return used_; }
 
  private:
-  void mark_event(const RawEvent& event) {
-    mark(event.name);
-    mark(event.category);
-    mark(event.args);
+  template <typename... Ids>
+  void mark(Ids... ids) {
+    for (const StringId id : {ids...}) {
+      if (id >= used_.size()) used_.resize(std::max<size_t>(size_t{id} + 1, used_.size() * 2), false);
+      used_[id] = true;
+    }
   }
   std::vector<bool> used_;
 };
 
-// Threads the events name by OS id that have no buffer of their own, named as the OS names them
-// now (a thread that has exited is left unnamed: the trace calls it by its id).
-std::vector<ThreadName> other_thread_names(const Capture& capture) {
-  std::unordered_set<int64_t> known;
-  for (const ThreadEvents& thread : capture.host.threads) known.insert(thread.os_tid);
+}  // namespace
+
+ProcessInfo this_process() {
+  const std::string name = first_line_of("/proc/self/comm");
+  return {getpid(), name.empty() ? "process" : name, monotonic_to_unix_offset_ns()};
+}
+
+std::vector<std::string> strings_used_by(const CollectedEvents& host, const GpuInput& gpu) {
+  return global_strings().snapshot(UsedStrings(host, gpu).ids());
+}
+
+std::vector<ThreadName> name_other_threads(const CollectedEvents& host, const GpuInput& gpu,
+                                           std::unordered_set<int64_t>& named) {
+  for (const ThreadEvents& thread : host.threads) named.insert(thread.os_tid);
   std::vector<int64_t> others;
   const auto note = [&](int64_t os_tid) {
-    if (known.insert(os_tid).second) others.push_back(os_tid);
+    if (named.insert(os_tid).second) others.push_back(os_tid);
   };
-  for (const CompletedRange& range : capture.host.completed) note(range.os_tid);
-  for (const memory::Allocation& allocation : capture.host.memory.allocations) note(allocation.os_tid);
-  for (const ApiCall& call : capture.gpu.collected.api_calls) note(call.os_tid);
+  for (const CompletedRange& range : host.completed) note(range.os_tid);
+  for (const memory::Allocation& allocation : host.memory.allocations) note(allocation.os_tid);
+  for (const ApiCall& call : gpu.collected.api_calls) note(call.os_tid);
   std::vector<ThreadName> names;
   for (const int64_t os_tid : others) {
     std::string name = first_line_of("/proc/self/task/" + std::to_string(os_tid) + "/comm");
@@ -74,19 +76,15 @@ std::vector<ThreadName> other_thread_names(const Capture& capture) {
   return names;
 }
 
-}  // namespace
-
 Capture capture_of_this_process(CollectedEvents host, GpuInput gpu, const CollectionWindow& window) {
   Capture capture;
+  capture.process = this_process();
+  capture.strings = strings_used_by(host, gpu);
+  std::unordered_set<int64_t> named;
+  capture.other_threads = name_other_threads(host, gpu, named);
   capture.host = std::move(host);
   capture.gpu = std::move(gpu);
   capture.window = window;
-  const std::string process_name = first_line_of("/proc/self/comm");
-  capture.process = {getpid(), process_name.empty() ? "process" : process_name, monotonic_to_unix_offset_ns()};
-  UsedStrings used;
-  used.mark_all(capture);
-  capture.strings = global_strings().snapshot(used.ids());
-  capture.other_threads = other_thread_names(capture);
   return capture;
 }
 

@@ -9,8 +9,10 @@
 #include "capture/byte_codec.h"
 #include "capture/capture_file.h"
 #include "capture/capture_format.h"
+#include "capture/capture_stream.h"
 #include "capture/live_capture.h"
 #include "capture/sink.h"
+#include "common/clock.h"
 #include "export/chrome_trace.h"
 #include "test_util.h"
 #include "trace/trace_builder.h"
@@ -267,6 +269,109 @@ TEST(Capture, AFileIsReadAsItWasWritten) {
   EXPECT_TRUE(reading.complete);
   EXPECT_EQ(bytes_of(reading.capture), bytes_of(capture));
   EXPECT_THROW(read_capture_file(dir.file("missing.ppcap")), std::runtime_error);
+}
+
+}  // namespace
+}  // namespace perfprof
+
+namespace perfprof {
+namespace {
+
+// Records step `step` as ProfilerStep#N with two operators inside, on the calling thread.
+void record_step(int step) {
+  Recorder& recorder = Recorder::instance();
+  const uint64_t id = Recorder::next_range_id();
+  recorder.begin_range(id, intern("ProfilerStep#" + std::to_string(step)), intern("user_annotation"), kEmptyString);
+  for (int op = 0; op < 2; ++op) {
+    const uint64_t op_id = Recorder::next_range_id();
+    recorder.begin_range(op_id, intern("aten::add"), intern("cpu_op"), kEmptyString);
+    recorder.end_range(op_id);
+  }
+  recorder.end_range(id);
+}
+
+std::vector<std::pair<std::string, uint8_t>> step_ranges(const TraceModel& model) {
+  std::vector<std::pair<std::string, uint8_t>> steps;
+  for (size_t i = 0; i < model.ranges.size(); ++i) {
+    const std::string& name = model.str(model.ranges.name[i]);
+    if (name.rfind("ProfilerStep#", 0) == 0) steps.emplace_back(name, model.ranges.flags[i]);
+  }
+  return steps;
+}
+
+TEST(CaptureStream, EveryAppendReachesTheFileAndTheRecorderKeepsNothing) {
+  test::RecorderSession session(kChannelSteps | kChannelOperators);
+  const TempDir dir;
+  const int64_t begin = now_ns();
+  CaptureStream stream(dir.file("run.ppcap"));
+  for (int step = 1; step <= 3; ++step) {
+    record_step(step);
+    stream.append(Recorder::instance().collect());
+    EXPECT_TRUE(Recorder::instance().collect().threads.empty());  // what was appended left memory
+  }
+  EXPECT_EQ(stream.events_appended(), 3u * 6u);
+  stream.finish({}, {begin, now_ns()});
+  ASSERT_TRUE(stream.ok()) << stream.error();
+  const CaptureReading reading = read_capture_file(dir.file("run.ppcap"));
+  EXPECT_TRUE(reading.complete) << reading.problem;
+  const TraceModel model = build_trace(reading.capture);
+  EXPECT_EQ(step_ranges(model), (std::vector<std::pair<std::string, uint8_t>>{
+                                    {"ProfilerStep#1", 0}, {"ProfilerStep#2", 0}, {"ProfilerStep#3", 0}}));
+}
+
+TEST(CaptureStream, AStreamNeverFinishedKeepsEveryAppendedStep) {
+  test::RecorderSession session(kChannelSteps | kChannelOperators);
+  const TempDir dir;
+  {
+    CaptureStream stream(dir.file("killed.ppcap"));
+    for (int step = 1; step <= 3; ++step) {
+      record_step(step);
+      stream.append(Recorder::instance().collect());
+    }
+    // Step 4 begins and the process dies: nothing more reaches the file.
+    Recorder::instance().begin_range(Recorder::next_range_id(), intern("ProfilerStep#4"), intern("user_annotation"),
+                                     kEmptyString);
+  }
+  const CaptureReading reading = read_capture_file(dir.file("killed.ppcap"));
+  EXPECT_FALSE(reading.complete);
+  EXPECT_NE(reading.problem.find("no end"), std::string::npos) << reading.problem;
+  const TraceModel model = build_trace(reading.capture);
+  EXPECT_EQ(step_ranges(model), (std::vector<std::pair<std::string, uint8_t>>{
+                                    {"ProfilerStep#1", 0}, {"ProfilerStep#2", 0}, {"ProfilerStep#3", 0}}));
+}
+
+TEST(CaptureStream, AppendedInPiecesBuildsTheTraceOfTheWholeCapture) {
+  const TempDir dir;
+  const Capture whole = sample_capture();
+  {
+    CaptureStream stream(dir.file("pieces.ppcap"));
+    for (const ThreadEvents& thread : whole.host.threads) {  // each thread's events in two appends
+      const auto half = thread.events.begin() + static_cast<std::ptrdiff_t>(thread.events.size() / 2);
+      CollectedEvents first;
+      first.threads.push_back({thread.index, thread.os_tid, thread.name, {thread.events.begin(), half}});
+      stream.append(first);
+      CollectedEvents second;
+      second.threads.push_back({thread.index, thread.os_tid, thread.name, {half, thread.events.end()}});
+      stream.append(second);
+    }
+    CollectedEvents rest = whole.host;
+    rest.threads.clear();
+    stream.append(rest);
+    stream.finish(whole.gpu, whole.window);
+    ASSERT_TRUE(stream.ok()) << stream.error();
+  }
+  Capture streamed = read_capture_file(dir.file("pieces.ppcap")).capture;
+  streamed.other_threads = whole.other_threads;  // the sample names a thread this process does not have
+  EXPECT_EQ(chrome_trace_of(std::move(streamed), dir.file("trace.json")),
+            chrome_trace_of(whole, dir.file("trace.json")));
+}
+
+TEST(CaptureStream, AnUnwritablePathIsReportedNotThrown) {
+  CaptureStream stream("/nonexistent-dir/run.ppcap");
+  stream.append(CollectedEvents{});
+  stream.finish({}, {});
+  EXPECT_FALSE(stream.ok());
+  EXPECT_NE(stream.error().find("/nonexistent-dir/run.ppcap"), std::string::npos);
 }
 
 }  // namespace

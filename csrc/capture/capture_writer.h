@@ -1,0 +1,46 @@
+#pragma once
+// Writes a capture chunk by chunk (docs/formats/capture.md), for a whole capture at once
+// (write_capture) or for one written while its session records (CaptureStream). Never throws
+// for the sink: after its first failure nothing more is written and ok() is false.
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "capture/capture.h"
+#include "capture/capture_format.h"
+#include "capture/sink.h"
+
+namespace perfprof {
+
+class CaptureWriter {
+ public:
+  explicit CaptureWriter(Sink& sink);  // writes the file header
+
+  void process(const ProcessInfo& process);
+  // The texts of `strings` (indexed by id) not written before; empty texts are never written.
+  void strings(const std::vector<std::string>& strings);
+  // Each thread (its Thread chunk when it is new or renamed), its events, and the rest; the
+  // strings they use must have been written.
+  void host(const CollectedEvents& host);
+  void other_threads(const std::vector<ThreadName>& threads);
+  void gpu(const GpuInput& gpu);
+  void window(const CollectionWindow& window);
+  void end();
+
+  bool ok() const { return ok_; }
+
+ private:
+  template <typename Encode>
+  void chunk(capture_format::ChunkKind kind, Encode&& encode);
+  void thread(const ThreadEvents& thread);
+  void emit(const std::string& bytes);
+
+  Sink& sink_;
+  std::string payload_;
+  bool ok_ = true;
+  std::vector<bool> written_strings_;                      // by id
+  std::unordered_map<uint32_t, std::string> thread_names_;  // by buffer index, as last written
+};
+
+}  // namespace perfprof
