@@ -175,7 +175,20 @@ void ActivityCollector::stop() {
   collecting_.store(false, std::memory_order_release);
   const CuptiApi& api = CuptiLibrary::instance().api();
   disable_all(api);
+  flush(api);
+}
+
+// CUPTI keeps the count of records it dropped for want of a buffer apart from any buffer, until
+// asked (each query resets it). Records dropped after the last buffer completed come with no
+// completion at all, so the count is read here, once every buffer has been handed over; asking
+// in the completion callback instead loses the drops made after its query.
+void ActivityCollector::flush(const CuptiApi& api) {
+  // No lock of ours is held here: the flush calls on_buffer_completed.
   api.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  size_t dropped = 0;
+  if (api.ActivityGetNumDroppedRecords(nullptr, 0, &dropped) != CUPTI_SUCCESS || dropped == 0) return;
+  std::lock_guard<std::mutex> lock(collected_mutex_);
+  collected_.dropped_records += dropped;
 }
 
 void ActivityCollector::disable_all(const CuptiApi& api) {
@@ -199,11 +212,8 @@ const char* ActivityCollector::kind_name(CUpti_ActivityKind kind) {
   }
 }
 
-GpuCollected ActivityCollector::take(bool flush) {
-  if (flush && collecting()) {
-    // No lock of ours is held here: the flush calls on_buffer_completed.
-    CuptiLibrary::instance().api().ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-  }
+GpuCollected ActivityCollector::take(bool flush_first) {
+  if (flush_first && collecting()) flush(CuptiLibrary::instance().api());
   std::lock_guard<std::mutex> lock(collected_mutex_);
   GpuCollected taken = std::move(collected_);
   collected_ = GpuCollected{};
@@ -218,29 +228,25 @@ void ActivityCollector::on_buffer_requested(uint8_t** buffer, size_t* size, size
   *size = *buffer ? self.pool_->buffer_bytes() : 0;  // no buffer: CUPTI drops and counts
 }
 
-void ActivityCollector::on_buffer_completed(CUcontext context, uint32_t stream, uint8_t* buffer,
+void ActivityCollector::on_buffer_completed(CUcontext /*context*/, uint32_t /*stream*/, uint8_t* buffer,
                                             size_t /*size*/, size_t valid_size) {
   ActivityCollector& self = instance();
   if (!buffer) return;
   try {
-    self.decode_buffer(context, stream, buffer, valid_size);
+    self.decode_buffer(buffer, valid_size);
   } catch (...) {
     // out of memory while decoding: what was decoded stays, the rest of the buffer is lost
   }
   self.pool_->release(buffer);
 }
 
-void ActivityCollector::decode_buffer(CUcontext context, uint32_t stream, uint8_t* buffer, size_t valid_size) {
+void ActivityCollector::decode_buffer(uint8_t* buffer, size_t valid_size) {
   const CuptiApi& api = CuptiLibrary::instance().api();
   ActivityDecoder decoder(api.GetCallbackName);
   GpuCollected decoded;
   CUpti_Activity* record = nullptr;
   while (api.ActivityGetNextRecord(buffer, valid_size, &record) == CUPTI_SUCCESS) {
     decoder.decode(*record, decoded);
-  }
-  size_t dropped = 0;
-  if (api.ActivityGetNumDroppedRecords(context, stream, &dropped) == CUPTI_SUCCESS) {
-    decoded.dropped_records += dropped;
   }
   if (!uses_host_clock_) {
     for (GpuActivity& row : decoded.activities) {
@@ -261,7 +267,6 @@ void ActivityCollector::decode_buffer(CUcontext context, uint32_t stream, uint8_
     auto same = [&](const GpuDevice& known) { return known.id == device.id; };
     if (std::none_of(c.devices.begin(), c.devices.end(), same)) c.devices.push_back(std::move(device));
   }
-  c.dropped_records += decoded.dropped_records;
 }
 
 void ActivityCollector::push(uint64_t range_id) noexcept {

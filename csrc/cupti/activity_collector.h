@@ -36,12 +36,14 @@ class ActivityCollector {
   // in skipped_kinds().
   std::string start(const CollectorOptions& options);
   const std::vector<std::string>& skipped_kinds() const { return skipped_kinds_; }
-  // Disables collection and flushes every buffer CUPTI holds.
+  // Disables collection and flushes every buffer CUPTI holds, with its count of dropped records.
   void stop();
   bool collecting() const { return collecting_.load(std::memory_order_acquire); }
 
-  // Moves out what was decoded so far (flushing first when `flush`), or drops it.
-  GpuCollected take(bool flush);
+  // Moves out what was decoded so far (flushing first when `flush_first`), or drops it. Every
+  // record CUPTI produced before a flush is in what that take or a later one returns: delivered,
+  // or counted in dropped_records.
+  GpuCollected take(bool flush_first);
   void discard() { take(true); }
 
   // Host ranges being entered/left on this thread while collecting: GPU work launched inside
@@ -68,7 +70,8 @@ class ActivityCollector {
   static void CUPTIAPI on_buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records);
   static void CUPTIAPI on_buffer_completed(CUcontext context, uint32_t stream, uint8_t* buffer,
                                            size_t size, size_t valid_size);
-  void decode_buffer(CUcontext context, uint32_t stream, uint8_t* buffer, size_t valid_size);
+  void decode_buffer(uint8_t* buffer, size_t valid_size);
+  void flush(const CuptiApi& api);
   std::string register_once(const CuptiApi& api);
   void align_clock(const CuptiApi& api);
   std::vector<CUpti_ActivityKind> kinds_for(GpuLevel level) const;

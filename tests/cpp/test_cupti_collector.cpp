@@ -4,7 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <random>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "common/clock.h"
 #include "cupti/activity_collector.h"
@@ -54,6 +57,11 @@ class CuptiCollector : public ::testing::Test {
   static ActivityCollector& collector() { return ActivityCollector::instance(); }
   static FakeCupti& fake() { return FakeCupti::instance(); }
 
+  // Records a take accounts for: delivered (kernels and their launches) or counted as dropped.
+  static size_t accounted(const GpuCollected& collected) {
+    return collected.activities.size() + collected.api_calls.size() + collected.dropped_records;
+  }
+
   static CollectorOptions options(size_t max_buffers = 256) {
     CollectorOptions o;
     o.max_buffers = max_buffers;
@@ -95,8 +103,7 @@ TEST_F(CuptiCollector, AnExhaustedBufferPoolDropsAndCountsRecords) {
   const GpuCollected collected = collector().take(false);
   EXPECT_GT(collected.dropped_records, 0u);
   // Each launch is two records (runtime + kernel): everything is delivered or counted.
-  EXPECT_EQ(collected.activities.size() + collected.api_calls.size() + collected.dropped_records,
-            2u * kLaunches);
+  EXPECT_EQ(accounted(collected), 2u * kLaunches);
 }
 
 TEST_F(CuptiCollector, DropsReportedByCuptiAreCounted) {
@@ -107,6 +114,66 @@ TEST_F(CuptiCollector, DropsReportedByCuptiAreCounted) {
   const GpuCollected collected = collector().take(false);
   EXPECT_EQ(collected.dropped_records, 3u);
   EXPECT_EQ(collected.activities.size() + collected.api_calls.size(), 7u);
+}
+
+// CUPTI counts the records it drops apart from any buffer; when no buffer completes after the
+// last drops, only a query after the final flush sees them.
+TEST_F(CuptiCollector, RecordsDroppedAfterTheLastCompletedBufferAreCounted) {
+  ASSERT_EQ(collector().start(options()), "");
+  fake().kernel("delivered");
+  const GpuCollected first = collector().take(true);  // completes the buffer in use
+  fake().drop_next(2);
+  fake().kernel("dropped");  // both records dropped: no buffer is requested or completed
+  collector().stop();
+  const GpuCollected last = collector().take(false);
+  EXPECT_EQ(first.activities.size() + first.api_calls.size(), 2u);
+  EXPECT_EQ(first.dropped_records + last.dropped_records, 2u);
+  EXPECT_EQ(accounted(first) + accounted(last), 4u);
+}
+
+// Launching threads exhaust a one-buffer pool over and over while the profiling thread takes
+// what was decoded so far, as it does at each step; the double's completion thread, the launching
+// threads and the flushing thread then race on the buffer and on the drop count. Every record of every
+// session must come back in one of its takes, delivered or counted as dropped, whatever the
+// interleaving (launch counts are random, so sessions end at every point of a buffer's cycle).
+TEST_F(CuptiCollector, EveryRecordIsDeliveredOrCountedUnderCompetingThreads) {
+  CollectorOptions one_small_buffer = options(/*max_buffers=*/1);
+  one_small_buffer.buffer_bytes = 64 << 10;  // ~220 launches; the pool is made by this process's first start
+  constexpr int kSessions = 200;
+  constexpr int kLaunchers = 2;
+  constexpr int kTakesPerSession = 3;
+  std::mt19937 random(20240613);
+  std::uniform_int_distribution<uint32_t> launch_count(1, 700);
+  size_t delivered = 0;
+  size_t dropped = 0;
+  for (int session = 0; session < kSessions; ++session) {
+    ASSERT_EQ(collector().start(one_small_buffer), "");
+    uint32_t launches = 0;
+    std::vector<std::thread> launchers;
+    for (int t = 0; t < kLaunchers; ++t) {
+      const uint32_t count = launch_count(random);
+      launches += count;
+      launchers.emplace_back([count] {
+        for (uint32_t i = 0; i < count; ++i) fake().kernel("k");
+      });
+    }
+    std::vector<GpuCollected> takes;
+    for (int i = 0; i < kTakesPerSession; ++i) takes.push_back(collector().take(true));
+    for (std::thread& launcher : launchers) launcher.join();
+    collector().stop();
+    takes.push_back(collector().take(false));
+
+    size_t session_records = 0;
+    for (const GpuCollected& taken : takes) {
+      session_records += accounted(taken);
+      delivered += taken.activities.size() + taken.api_calls.size();
+      dropped += taken.dropped_records;
+    }
+    ASSERT_EQ(session_records, 2u * launches) << "session " << session << ": " << launches << " launches";
+  }
+  // Both ways a record comes back were taken (the pool was exhausted and refilled).
+  EXPECT_GT(delivered, 0u);
+  EXPECT_GT(dropped, 0u);
 }
 
 TEST_F(CuptiCollector, HostRangesBecomeExternalIdsOfTheWorkLaunchedInside) {
@@ -128,12 +195,15 @@ TEST_F(CuptiCollector, HostRangesBecomeExternalIdsOfTheWorkLaunchedInside) {
 TEST_F(CuptiCollector, DiscardDropsWhatWasCollectedSoFar) {
   ASSERT_EQ(collector().start(options()), "");
   fake().kernel("warm-up");
+  fake().drop_next(2);
+  fake().kernel("dropped in warm-up");
   collector().discard();
   fake().kernel("recorded");
   collector().stop();
   const GpuCollected collected = collector().take(false);
   ASSERT_EQ(collected.activities.size(), 1u);
   EXPECT_EQ(global_strings().snapshot()[collected.activities[0].name], "recorded");
+  EXPECT_EQ(collected.dropped_records, 0u) << "the warm-up's drops went with the warm-up";
 }
 
 }  // namespace

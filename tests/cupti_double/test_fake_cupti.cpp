@@ -487,6 +487,24 @@ TEST_F(FakeCupti, RecordsWithoutBufferSpaceAreDroppedAndCounted) {
   EXPECT_EQ(dropped, 0u) << "the count is reset by each query";
 }
 
+// CUPTI keeps the drop count apart from its buffers: records dropped after the last buffer was
+// handed over come with no completion (a flush has no buffer to complete, not even an empty
+// one), so only the query reports them.
+TEST_F(FakeCupti, DropsAfterTheLastCompletedBufferComeWithNoCompletion) {
+  enable({CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL});
+  launch();
+  ASSERT_EQ(flush().size(), 2u);
+  Client::get().refuse_buffers(true);
+  launch();  // both records find no buffer
+
+  EXPECT_EQ(flush().size(), 2u) << "nothing new is delivered";
+  EXPECT_EQ(Client::get().deliveries().size(), 1u) << "the second flush completed no buffer";
+  EXPECT_EQ(lib().fake_cupti_buffers_requested(), 3u) << "one granted, then one refused per record";
+  size_t dropped = 0;
+  ASSERT_EQ(lib().cuptiActivityGetNumDroppedRecords(nullptr, 0, &dropped), CUPTI_SUCCESS);
+  EXPECT_EQ(dropped, 2u);
+}
+
 TEST_F(FakeCupti, BufferTooSmallForARecordIsHandedBackEmpty) {
   Client::get().reset(sizeof(CUpti_ActivityAPI) + 8);  // room for an API record, not a kernel
   enable({CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL});

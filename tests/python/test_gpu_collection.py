@@ -172,8 +172,8 @@ fake.fake_cupti_fail(b"cuptiActivityRegisterTimestampCallback", {fake_cupti.CUPT
 def test_dropped_records_are_counted_and_reported(tmp_path):
     result = run("""
 import perfprof
-fake.fake_cupti_drop_next(4)
 with perfprof.profile(activities=[perfprof.ProfilerActivity.CUDA]) as prof:
+    fake.fake_cupti_drop_next(4)  # in the recorded window: drops in warm-up go with the warm-up
     for _ in range(3):
         kernel("k")
 print(json.dumps(dict(stats=prof.trace.stats, kernels=[a["name"] for a in prof.trace.gpu_activities()])))
