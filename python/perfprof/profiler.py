@@ -9,7 +9,8 @@ from typing import Any, Callable, Dict, Iterable, List, Optional
 
 from . import _core, memory, summary, torch_capture
 from ._logging import logger, warn_once
-from .activity import ProfilerActivity, normalize_activities
+from ._options import ProfilerOptions
+from .activity import ProfilerActivity
 from .experimental_config import ExperimentalConfig, ProfilerLevel
 from .run_metadata import distributed_info
 from .schedule import ProfilerAction, action_from
@@ -23,7 +24,27 @@ _RESERVED_TRACE_KEYS = frozenset({
 # ProfilerLevel -> the collector's level (csrc/cupti/activity_collector.h).
 _GPU_LEVELS = {ProfilerLevel.Level_none: 0, ProfilerLevel.Level0: 1, ProfilerLevel.Level1: 2, ProfilerLevel.Level2: 3}
 
-_FLAG_NAMES = ("record_shapes", "profile_memory", "with_stack", "with_flops", "with_modules")
+
+class _Option:
+    """A profiler attribute that is a field of its options (``prof.with_stack``). Assigning one
+    before the profiler starts changes what it collects, as with torch.profiler; the new value is
+    checked as the constructor checks it."""
+
+    def __init__(self, read: Callable[[Any], Any] = lambda value: value) -> None:
+        self._read = read
+        self._name = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._name = name
+
+    def __get__(self, prof: Optional["_KinetoProfile"], owner: type) -> Any:
+        if prof is None:
+            return self
+        return self._read(getattr(prof._options, self._name))
+
+    def __set__(self, prof: "_KinetoProfile", value: Any) -> None:
+        prof._options = prof._options.changed("profile", **{self._name: value})
+
 
 # The recorder is process-wide: one profiler collects at a time.
 _collecting: Optional["_KinetoProfile"] = None
@@ -49,6 +70,14 @@ class _KinetoProfile:
         experimental_config: an :class:`ExperimentalConfig`.
     """
 
+    activities = _Option(list)
+    record_shapes = _Option()
+    profile_memory = _Option()
+    with_stack = _Option()
+    with_flops = _Option()
+    with_modules = _Option()
+    experimental_config = _Option()
+
     def __init__(
         self,
         *,
@@ -60,23 +89,11 @@ class _KinetoProfile:
         with_modules: bool = False,
         experimental_config: Optional[ExperimentalConfig] = None,
     ) -> None:
-        self.activities: List[ProfilerActivity] = normalize_activities(activities)
-        flags = dict(record_shapes=record_shapes, profile_memory=profile_memory,
-                     with_stack=with_stack, with_flops=with_flops, with_modules=with_modules)
-        _check_flags("profile", flags)
-        self.record_shapes = record_shapes
-        self.profile_memory = profile_memory
-        self.with_stack = with_stack
-        self.with_flops = with_flops
-        self.with_modules = with_modules
-        if experimental_config is None:
-            experimental_config = ExperimentalConfig()
-        if not isinstance(experimental_config, ExperimentalConfig):
-            raise TypeError(
-                "profile: 'experimental_config' must be a perfprof.ExperimentalConfig, got "
-                f"{type(experimental_config).__name__}"
-            )
-        self.experimental_config = experimental_config
+        self._options = ProfilerOptions.checked(
+            "profile", activities=activities, record_shapes=record_shapes, profile_memory=profile_memory,
+            with_stack=with_stack, with_flops=with_flops, with_modules=with_modules,
+            experimental_config=experimental_config,
+        )
         self._metadata: Dict[str, str] = {}  # key -> JSON value text
         self._trace: Optional[_core.Trace] = None
         self._window_begin_ns = 0
@@ -106,7 +123,7 @@ class _KinetoProfile:
                     "stop it before starting this one"
                 )
             _collecting = self
-        self._log_uncollected_options()
+        self._options.log_uncollected()
         config = self.experimental_config
         _core.filter_mstx_domains(config.mstx_domain_include, config.mstx_domain_exclude)
         _core.discard()  # stragglers from an earlier session
@@ -276,7 +293,7 @@ class _KinetoProfile:
 
     def _channels(self) -> int:
         channels = _core.CHANNEL_STEPS
-        if ProfilerActivity.CPU in self.activities:
+        if self._options.cpu:
             channels |= (_core.CHANNEL_USER_ANNOTATIONS | _core.CHANNEL_COUNTERS | _core.CHANNEL_OPERATORS
                          | _core.CHANNEL_PYTHON)
         if self.experimental_config.mstx:
@@ -299,7 +316,7 @@ class _KinetoProfile:
             gc.callbacks.remove(_core.gc_callback)
 
     def _start_gpu_collection(self) -> None:
-        if ProfilerActivity.CUDA not in self.activities or self._collecting_gpu:
+        if not self._options.cuda or self._collecting_gpu:
             return
         error, skipped = _core.gpu_start(_GPU_LEVELS[self.experimental_config.profiler_level])
         if error:
@@ -311,15 +328,11 @@ class _KinetoProfile:
         self._collecting_gpu = True
 
     def _start_host_capture(self) -> None:
-        if ProfilerActivity.CPU not in self.activities or self._capture_thread is not None:
+        if not self._options.cpu or self._capture_thread is not None:
             return
         torch_capture.reset_module_names()
         try:
-            torch_capture.start_thread(torch_capture.CaptureOptions(
-                record_shapes=self.record_shapes or self.with_flops, with_stack=self.with_stack,
-                with_modules=self.with_modules,
-                exact_inputs=self.record_shapes or self.with_flops or self.experimental_config.record_op_args,
-                profile_memory=self.profile_memory))
+            torch_capture.start_thread(torch_capture.CaptureOptions.of(self._options, profiling_thread=True))
         except Exception as error:  # never fail the job for its profiler
             warn_once("host-capture", f"perfprof: PyTorch host capture could not start: {error!r}")
             return
@@ -355,16 +368,6 @@ class _KinetoProfile:
             warn_once("capture-thread", "perfprof: the profiler was stopped on another thread than it was "
                       "started on; operator capture on the starting thread ends when it next starts or exits")
         self._capture_thread = None
-
-    def _log_uncollected_options(self) -> None:
-        if self.profile_memory and ProfilerActivity.CPU not in self.activities:
-            warn_once("memory-without-cpu", "perfprof: profile_memory=True needs ProfilerActivity.CPU in activities "
-                      "(allocations are recorded with the host's operators); no memory is recorded")
-        for option in self.experimental_config.uncollected_options():
-            warn_once(
-                f"config-{option}",
-                f"perfprof: ExperimentalConfig {option} is not collected by this version yet; it has no effect.",
-            )
 
     @staticmethod
     def _report_losses(stats: Dict[str, int]) -> None:
@@ -449,9 +452,10 @@ class profile(_KinetoProfile):
         records operators (and, as asked, shapes, Python calls and module forwards) whenever a
         profiler is collecting. Its options are its own: the main thread's are independent.
         """
-        flags = dict(record_shapes=record_shapes, profile_memory=profile_memory, with_stack=with_stack,
-                     with_flops=with_flops, with_modules=with_modules)
-        _check_flags("enable_profiler_in_child_thread", flags)
+        options = ProfilerOptions.checked(
+            "enable_profiler_in_child_thread", activities=[ProfilerActivity.CPU], record_shapes=record_shapes,
+            profile_memory=profile_memory, with_stack=with_stack, with_flops=with_flops, with_modules=with_modules,
+        )
         if profile_memory:
             warn_once("flag-profile_memory", "perfprof: profile_memory=True is not collected by this version yet; "
                       "it has no effect.")
@@ -460,8 +464,7 @@ class profile(_KinetoProfile):
                       "there are no operators to capture")
             return
         _core.name_current_thread(threading.current_thread().name)
-        torch_capture.start_thread(torch_capture.CaptureOptions(
-            record_shapes=record_shapes or with_flops, with_stack=with_stack, with_modules=with_modules))
+        torch_capture.start_thread(torch_capture.CaptureOptions.of(options, profiling_thread=False))
 
     @staticmethod
     def disable_profiler_in_child_thread() -> None:
@@ -521,12 +524,6 @@ class profile(_KinetoProfile):
 
 def _record_every_step(_: int) -> ProfilerAction:
     return ProfilerAction.RECORD
-
-
-def _check_flags(function: str, flags: Dict[str, object]) -> None:
-    for name, value in flags.items():
-        if not isinstance(value, bool):
-            raise TypeError(f"{function}: '{name}' must be a bool, got {type(value).__name__}")
 
 
 def _check_output_path(function: str, path: object) -> str:
