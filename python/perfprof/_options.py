@@ -65,9 +65,7 @@ class ProfilerOptions:
 
     def changed(self, caller: str, **changes: Any) -> "ProfilerOptions":
         """These options with `changes`, checked as :meth:`checked` checks them."""
-        values = {field.name: getattr(self, field.name) for field in dataclasses.fields(self)}
-        values.update(changes)
-        return ProfilerOptions.checked(caller, **values)
+        return ProfilerOptions.checked(caller, **{**self._fields(), **changes})
 
     @property
     def cpu(self) -> bool:
@@ -81,10 +79,15 @@ class ProfilerOptions:
 
     def to_dict(self) -> Dict[str, Any]:
         """The options as JSON-ready values, in field order (the form profiler_info.json records)."""
-        values = {field.name: getattr(self, field.name) for field in dataclasses.fields(self)}
+        values = self._fields()
         values["activities"] = [activity.value for activity in self.activities]
         values["experimental_config"] = self.experimental_config.to_dict()
         return values
+
+    def _fields(self) -> Dict[str, Any]:
+        """Field name -> value, in field order (not ``dataclasses.asdict``: it would copy the
+        ExperimentalConfig, which stays the user's object)."""
+        return {field.name: getattr(self, field.name) for field in dataclasses.fields(self)}
 
     def log_uncollected(self) -> None:
         """Say once per process which asked-for options this version does not collect."""

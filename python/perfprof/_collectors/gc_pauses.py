@@ -15,14 +15,17 @@ class GcPauses(Collector):
     name = "GC detection"
     channels = _core.CHANNEL_GC
 
+    def __init__(self, options: ProfilerOptions) -> None:
+        super().__init__(options)
+        threshold_ms = options.experimental_config.gc_detect_threshold
+        self._threshold_ns = round((threshold_ms or 0.0) * 1e6)
+
     @staticmethod
     def wanted(options: ProfilerOptions) -> bool:
         return options.experimental_config.gc_detect_threshold is not None
 
     def start(self) -> None:
-        threshold_ms = self.options.experimental_config.gc_detect_threshold
-        assert threshold_ms is not None  # wanted() says so
-        _core.gc_set_threshold_ns(round(threshold_ms * 1e6))
+        _core.gc_set_threshold_ns(self._threshold_ns)
         if _core.gc_callback not in gc.callbacks:
             gc.callbacks.append(_core.gc_callback)
 
