@@ -43,8 +43,9 @@ def normalize_activities(activities: Optional[Iterable[object]]) -> List[Profile
         activity = _as_activity(item)
         if activity not in requested:
             requested.append(activity)
-    supported = supported_activities()
-    if ProfilerActivity.CUDA in requested and ProfilerActivity.CUDA not in supported:
+    # CPU is always supported; CUDA is probed (libcupti loaded, the driver initialised) only
+    # when asked for, so a list without it costs nothing (enable_profiler_in_child_thread).
+    if ProfilerActivity.CUDA in requested and ProfilerActivity.CUDA not in supported_activities():
         from .cuda import cuda_status
 
         warn_once(
@@ -53,7 +54,8 @@ def normalize_activities(activities: Optional[Iterable[object]]) -> List[Profile
             f"{cuda_status()['reason']}. GPU activity is not collected; profiling goes on "
             "without it (perfprof.cuda_status() has the details).",
         )
-    return [activity for activity in requested if activity in supported]
+        requested.remove(ProfilerActivity.CUDA)
+    return requested
 
 
 def _as_activity(item: object) -> ProfilerActivity:

@@ -3,97 +3,24 @@
 Every allocation and free of tensor storage comes from PyTorch's allocators, through torch's
 own profiler state on the profiling thread (the only exact source for CPU tensors; CUDA tensors
 come the same way). With them perfprof reads the operators around each event, which tensors
-each operator reads and writes, and from its own hooks which tensors are module parameters,
-gradients and optimizer state. The C++ core gives each byte a category (docs/memory.md) and
-builds the timeline of bytes per category per device.
+each operator reads and writes, and from its own hooks (``_collectors/memory_roles.py``) which
+tensors are module parameters, gradients and optimizer state. The C++ core gives each byte a
+category (docs/memory.md) and builds the timeline of bytes per category per device.
 """
 from __future__ import annotations
 
 import os
-import threading
 from typing import Any, List, Optional, Tuple
 
-from . import _core, torch_capture
+from . import _core
 from ._logging import logger
 
 CATEGORIES: Tuple[str, ...] = tuple(_core.MEMORY_CATEGORIES)
-_PARAMETER = CATEGORIES.index("PARAMETER")
-_GRADIENT = CATEGORIES.index("GRADIENT")
-_OPTIMIZER_STATE = CATEGORIES.index("OPTIMIZER_STATE")
-_DEVICE_TYPES = {"cpu": 0, "cuda": 1}
 
 # Suffix -> the core's format, longest suffixes first.
 _FORMATS = (
     (".raw.json.gz", "raw"), (".raw.json", "raw"), (".json.gz", "json"), (".json", "json"), (".html", "html"),
 )
-
-
-class RoleObserver:
-    """Sees module parameters (at each module's first call) and, after every optimizer step,
-    parameters, their gradients and the optimizer's state tensors.
-
-    Module calls come through perfprof's wrapper of ``torch.nn.Module.__call__``, not a global
-    module hook: torch.compile warns about global hooks at every call of a compiled module, and
-    traces them into its graphs. The optimizer hook is global (torch has no other way to see
-    every optimizer). What was seen goes to the recorder at stop().
-    """
-
-    def __init__(self) -> None:
-        self._seen: List[Tuple[int, int, int, int, int, int]] = []
-        self._handles: List[Any] = []
-        self._observing_modules = False
-        self._lock = threading.Lock()
-        self._tensor_type: Any = None
-
-    def start(self) -> None:
-        import torch
-        from torch.optim.optimizer import register_optimizer_step_post_hook
-
-        self._tensor_type = torch.Tensor
-        self._handles = [register_optimizer_step_post_hook(self._on_optimizer_step)]
-        torch_capture.use_module_call_wrapper()
-        _core.module_calls_observe(self._on_module_call)
-        self._observing_modules = True
-
-    def stop(self) -> None:
-        for handle in self._handles:
-            handle.remove()
-        self._handles = []
-        if self._observing_modules:
-            _core.module_calls_observe(None)
-            torch_capture.release_module_call_wrapper()
-            self._observing_modules = False
-        with self._lock:
-            seen, self._seen = self._seen, []
-        _core.add_observed_tensors(seen)
-
-    def _on_module_call(self, module: Any) -> None:
-        for parameter in module._parameters.values():
-            if parameter is not None:
-                self._note(parameter, _PARAMETER)
-                self._note(parameter.grad, _GRADIENT)
-
-    def _on_optimizer_step(self, optimizer: Any, _args: Any, _kwargs: Any) -> None:
-        for group in optimizer.param_groups:
-            for parameter in group["params"]:
-                self._note(parameter, _PARAMETER)
-                self._note(parameter.grad, _GRADIENT)
-                for value in optimizer.state.get(parameter, {}).values():
-                    self._note(value, _OPTIMIZER_STATE)
-
-    def _note(self, tensor: Any, category: int) -> None:
-        if not isinstance(tensor, self._tensor_type) or tensor.device.type not in _DEVICE_TYPES:
-            return
-        try:
-            storage = tensor.untyped_storage()
-        except (RuntimeError, NotImplementedError):  # tensors without storage (meta, sparse, ...)
-            return
-        device = tensor.device
-        entry = (storage.data_ptr(), _DEVICE_TYPES[device.type], -1 if device.index is None else device.index,
-                 _core.now_ns(), storage.nbytes(), category)
-        with self._lock:
-            self._seen.append(entry)
-
 
 # The kinds of recorded operator inputs that torch.profiler tells apart when it matches an operator
 # to its schemas, one letter per input (csrc/bindings/torch_memory.cpp reads them).

@@ -1,7 +1,6 @@
 """The profilers: _KinetoProfile (start/stop) and profile (adds the step schedule)."""
 from __future__ import annotations
 
-import gc
 import json
 import os
 import threading
@@ -9,8 +8,10 @@ from typing import Any, Callable, Dict, Iterable, List, Optional
 
 from . import _core, memory, summary, torch_capture
 from ._logging import logger, warn_once
-from .activity import ProfilerActivity, normalize_activities
-from .experimental_config import ExperimentalConfig, ProfilerLevel
+from ._options import ProfilerOptions
+from ._session import Session
+from .activity import ProfilerActivity
+from .experimental_config import ExperimentalConfig
 from .run_metadata import distributed_info
 from .schedule import ProfilerAction, action_from
 
@@ -20,14 +21,26 @@ _RESERVED_TRACE_KEYS = frozenset({
     "baseTimeNanoseconds", "traceEvents", "traceName", "perfprofStats",
 })
 
-# ProfilerLevel -> the collector's level (csrc/cupti/activity_collector.h).
-_GPU_LEVELS = {ProfilerLevel.Level_none: 0, ProfilerLevel.Level0: 1, ProfilerLevel.Level1: 2, ProfilerLevel.Level2: 3}
 
-_FLAG_NAMES = ("record_shapes", "profile_memory", "with_stack", "with_flops", "with_modules")
+class _Option:
+    """A profiler attribute that is a field of its options (``prof.with_stack``). Assigning one
+    before the profiler starts changes what it collects, as with torch.profiler; the new value is
+    checked as the constructor checks it."""
 
-# The recorder is process-wide: one profiler collects at a time.
-_collecting: Optional["_KinetoProfile"] = None
-_collecting_lock = threading.Lock()
+    def __init__(self, read: Callable[[Any], Any] = lambda value: value) -> None:
+        self._read = read
+        self._name = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._name = name
+
+    def __get__(self, prof: Optional["_KinetoProfile"], owner: type) -> Any:
+        if prof is None:
+            return self
+        return self._read(getattr(prof._options, self._name))
+
+    def __set__(self, prof: "_KinetoProfile", value: Any) -> None:
+        prof._options = prof._options.changed("profile", **{self._name: value})
 
 
 class _KinetoProfile:
@@ -49,6 +62,14 @@ class _KinetoProfile:
         experimental_config: an :class:`ExperimentalConfig`.
     """
 
+    activities = _Option(list)
+    record_shapes = _Option()
+    profile_memory = _Option()
+    with_stack = _Option()
+    with_flops = _Option()
+    with_modules = _Option()
+    experimental_config = _Option()
+
     def __init__(
         self,
         *,
@@ -60,30 +81,15 @@ class _KinetoProfile:
         with_modules: bool = False,
         experimental_config: Optional[ExperimentalConfig] = None,
     ) -> None:
-        self.activities: List[ProfilerActivity] = normalize_activities(activities)
-        flags = dict(record_shapes=record_shapes, profile_memory=profile_memory,
-                     with_stack=with_stack, with_flops=with_flops, with_modules=with_modules)
-        _check_flags("profile", flags)
-        self.record_shapes = record_shapes
-        self.profile_memory = profile_memory
-        self.with_stack = with_stack
-        self.with_flops = with_flops
-        self.with_modules = with_modules
-        if experimental_config is None:
-            experimental_config = ExperimentalConfig()
-        if not isinstance(experimental_config, ExperimentalConfig):
-            raise TypeError(
-                "profile: 'experimental_config' must be a perfprof.ExperimentalConfig, got "
-                f"{type(experimental_config).__name__}"
-            )
-        self.experimental_config = experimental_config
+        self._options = ProfilerOptions.checked(
+            "profile", activities=activities, record_shapes=record_shapes, profile_memory=profile_memory,
+            with_stack=with_stack, with_flops=with_flops, with_modules=with_modules,
+            experimental_config=experimental_config,
+        )
         self._metadata: Dict[str, str] = {}  # key -> JSON value text
         self._trace: Optional[_core.Trace] = None
-        self._window_begin_ns = 0
-        self._collecting_gpu = False
-        self._capture_thread: Optional[int] = None  # thread whose operators this profiler captures
-        self._role_observer: Optional[memory.RoleObserver] = None
-        self._torch_results: Any = None  # kept, not freed during stop(): see torch_capture.stop_thread
+        # The current collection, or the last one (which keeps torch's results until the next begins).
+        self._session: Optional[Session] = None
 
     # -- control -------------------------------------------------------------------------------
 
@@ -98,55 +104,25 @@ class _KinetoProfile:
 
     def prepare_trace(self) -> None:
         """Begin collection (warm-up): what is recorded until start_trace() is discarded."""
-        global _collecting
-        with _collecting_lock:
-            if _collecting is not None and _collecting is not self:
-                raise RuntimeError(
-                    "perfprof: another profiler is already collecting in this process; "
-                    "stop it before starting this one"
-                )
-            _collecting = self
-        self._log_uncollected_options()
-        config = self.experimental_config
-        _core.filter_mstx_domains(config.mstx_domain_include, config.mstx_domain_exclude)
-        _core.discard()  # stragglers from an earlier session
-        self._torch_results = None
-        _core.set_channels(self._channels())
-        self._start_gpu_collection()
-        self._start_host_capture()
-        self._start_gc_detection()
+        if self._collecting():
+            return
+        self._session = None  # the last collection, and torch's results it kept, go before the next begins
+        session = Session(self._options)
+        session.prepare()
+        self._session = session
 
     def start_trace(self) -> None:
         """Start keeping what is recorded (the end of warm-up)."""
-        if _collecting is not self:
-            self.prepare_trace()
-        self._window_begin_ns = _core.now_ns()
-        _core.discard()
-        torch_capture.window_begin()
-        if self._collecting_gpu:
-            _core.gpu_discard()
+        self.prepare_trace()
+        self._session.begin_window()
 
     def stop_trace(self) -> None:
         """Stop collection and build the trace of what was kept."""
-        global _collecting
-        if _collecting is not self:
-            return
-        window_end_ns = _core.now_ns()
-        self._stop_gc_detection()
-        self._stop_host_capture()
-        self._stop_role_observer()
-        _core.set_channels(0)
-        try:
-            if self._collecting_gpu:
-                _core.gpu_stop()  # flushes what CUPTI still holds
-            _name_live_threads()
-            self._trace = _core.collect(self._window_begin_ns, window_end_ns, self._collecting_gpu,
-                                        flops=self.with_flops)
-        finally:  # whatever happened, the recorder is free for the next profiler
-            self._collecting_gpu = False
-            with _collecting_lock:
-                _collecting = None
-        self._report_losses(self._trace.stats)
+        if self._collecting():
+            self._trace = self._session.stop()
+
+    def _collecting(self) -> bool:
+        return self._session is not None and self._session.collecting
 
     def __enter__(self) -> "_KinetoProfile":
         self.start()
@@ -272,110 +248,6 @@ class _KinetoProfile:
         """The last collected trace (None before the first stop)."""
         return self._trace
 
-    # -- internals -----------------------------------------------------------------------------
-
-    def _channels(self) -> int:
-        channels = _core.CHANNEL_STEPS
-        if ProfilerActivity.CPU in self.activities:
-            channels |= (_core.CHANNEL_USER_ANNOTATIONS | _core.CHANNEL_COUNTERS | _core.CHANNEL_OPERATORS
-                         | _core.CHANNEL_PYTHON)
-        if self.experimental_config.mstx:
-            channels |= _core.CHANNEL_MSTX
-        if self.experimental_config.gc_detect_threshold is not None:
-            channels |= _core.CHANNEL_GC
-        return channels
-
-    def _start_gc_detection(self) -> None:
-        threshold_ms = self.experimental_config.gc_detect_threshold
-        if threshold_ms is None:
-            return
-        _core.gc_set_threshold_ns(round(threshold_ms * 1e6))
-        if _core.gc_callback not in gc.callbacks:
-            gc.callbacks.append(_core.gc_callback)
-
-    @staticmethod
-    def _stop_gc_detection() -> None:
-        while _core.gc_callback in gc.callbacks:
-            gc.callbacks.remove(_core.gc_callback)
-
-    def _start_gpu_collection(self) -> None:
-        if ProfilerActivity.CUDA not in self.activities or self._collecting_gpu:
-            return
-        error, skipped = _core.gpu_start(_GPU_LEVELS[self.experimental_config.profiler_level])
-        if error:
-            warn_once(f"gpu-start-{error}", f"perfprof: GPU activity is not collected: {error}")
-            return
-        if skipped:
-            warn_once(f"gpu-skipped-{skipped}", "perfprof: this CUPTI or GPU refused some activity kinds, "
-                      f"which are not collected: {', '.join(skipped)}")
-        self._collecting_gpu = True
-
-    def _start_host_capture(self) -> None:
-        if ProfilerActivity.CPU not in self.activities or self._capture_thread is not None:
-            return
-        torch_capture.reset_module_names()
-        try:
-            torch_capture.start_thread(torch_capture.CaptureOptions(
-                record_shapes=self.record_shapes or self.with_flops, with_stack=self.with_stack,
-                with_modules=self.with_modules,
-                exact_inputs=self.record_shapes or self.with_flops or self.experimental_config.record_op_args,
-                profile_memory=self.profile_memory))
-        except Exception as error:  # never fail the job for its profiler
-            warn_once("host-capture", f"perfprof: PyTorch host capture could not start: {error!r}")
-            return
-        self._capture_thread = threading.get_ident()
-        if self.profile_memory and torch_capture.torch_loaded():
-            self._start_role_observer()
-
-    def _start_role_observer(self) -> None:
-        observer = memory.RoleObserver()
-        try:
-            observer.start()
-        except Exception as error:  # a torch without the global hooks: categories come from data flow alone
-            warn_once("memory-hooks", f"perfprof: profile_memory: parameters and optimizer state are inferred, "
-                      f"not observed: {error!r}")
-            return
-        self._role_observer = observer
-
-    def _stop_role_observer(self) -> None:
-        if self._role_observer is None:
-            return
-        try:
-            self._role_observer.stop()
-        except Exception as error:  # never fail the job for its profiler
-            warn_once("memory-hooks-stop", f"perfprof: profile_memory: observed parameters are lost: {error!r}")
-        self._role_observer = None
-
-    def _stop_host_capture(self) -> None:
-        if self._capture_thread is None:
-            return
-        if self._capture_thread == threading.get_ident():
-            self._torch_results = torch_capture.stop_thread(self._window_begin_ns)
-        else:
-            warn_once("capture-thread", "perfprof: the profiler was stopped on another thread than it was "
-                      "started on; operator capture on the starting thread ends when it next starts or exits")
-        self._capture_thread = None
-
-    def _log_uncollected_options(self) -> None:
-        if self.profile_memory and ProfilerActivity.CPU not in self.activities:
-            warn_once("memory-without-cpu", "perfprof: profile_memory=True needs ProfilerActivity.CPU in activities "
-                      "(allocations are recorded with the host's operators); no memory is recorded")
-        for option in self.experimental_config.uncollected_options():
-            warn_once(
-                f"config-{option}",
-                f"perfprof: ExperimentalConfig {option} is not collected by this version yet; it has no effect.",
-            )
-
-    @staticmethod
-    def _report_losses(stats: Dict[str, int]) -> None:
-        if stats["dropped_events"]:
-            logger.warning("perfprof: %d events could not be stored (out of memory) and are missing "
-                           "from the trace", stats["dropped_events"])
-        if stats["gpu_dropped_records"]:
-            logger.warning("perfprof: CUPTI dropped %d GPU activity records (buffers full); the trace "
-                           "lacks them", stats["gpu_dropped_records"])
-
-
 # The profile method each of the step controller's transitions runs, by name: a table of bound
 # methods would tie a profile to itself, and torch's results, which it keeps after stop(), would
 # then wait for the cyclic collector instead of going with the last reference to the profile.
@@ -449,9 +321,10 @@ class profile(_KinetoProfile):
         records operators (and, as asked, shapes, Python calls and module forwards) whenever a
         profiler is collecting. Its options are its own: the main thread's are independent.
         """
-        flags = dict(record_shapes=record_shapes, profile_memory=profile_memory, with_stack=with_stack,
-                     with_flops=with_flops, with_modules=with_modules)
-        _check_flags("enable_profiler_in_child_thread", flags)
+        options = ProfilerOptions.checked(
+            "enable_profiler_in_child_thread", activities=[ProfilerActivity.CPU], record_shapes=record_shapes,
+            profile_memory=profile_memory, with_stack=with_stack, with_flops=with_flops, with_modules=with_modules,
+        )
         if profile_memory:
             warn_once("flag-profile_memory", "perfprof: profile_memory=True is not collected by this version yet; "
                       "it has no effect.")
@@ -460,8 +333,7 @@ class profile(_KinetoProfile):
                       "there are no operators to capture")
             return
         _core.name_current_thread(threading.current_thread().name)
-        torch_capture.start_thread(torch_capture.CaptureOptions(
-            record_shapes=record_shapes or with_flops, with_stack=with_stack, with_modules=with_modules))
+        torch_capture.start_thread(torch_capture.CaptureOptions.of(options, profiling_thread=False))
 
     @staticmethod
     def disable_profiler_in_child_thread() -> None:
@@ -523,12 +395,6 @@ def _record_every_step(_: int) -> ProfilerAction:
     return ProfilerAction.RECORD
 
 
-def _check_flags(function: str, flags: Dict[str, object]) -> None:
-    for name, value in flags.items():
-        if not isinstance(value, bool):
-            raise TypeError(f"{function}: '{name}' must be a bool, got {type(value).__name__}")
-
-
 def _check_output_path(function: str, path: object) -> str:
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"{function}: 'path' must be a str or os.PathLike, got {type(path).__name__}")
@@ -547,25 +413,3 @@ def _check_metadata_key(function: str, key: object) -> None:
         raise TypeError(f"{function}: key must be str, got {type(key).__name__}")
     if not key or key in _RESERVED_TRACE_KEYS:
         raise ValueError(f"{function}: key {key!r} is empty or reserved by the trace format")
-
-
-def _forget_collection_in_child() -> None:
-    """After fork: the child has no collector, so it records nothing and frees what it inherited.
-
-    Without this, a forked worker (e.g. a DataLoader worker) whose parent was profiling would
-    fill buffers that nobody ever collects for as long as it runs.
-    """
-    global _collecting
-    _collecting = None
-    _core.set_channels(0)
-    _core.discard()
-
-
-os.register_at_fork(after_in_child=_forget_collection_in_child)
-
-
-def _name_live_threads() -> None:
-    """Refresh thread names from Python: threads may be renamed after they first recorded."""
-    for thread in threading.enumerate():
-        if thread.native_id is not None:
-            _core.name_thread(thread.native_id, thread.name)

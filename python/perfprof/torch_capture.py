@@ -33,10 +33,13 @@ import site
 import sys
 import threading
 from dataclasses import dataclass
-from typing import Any, List, Optional
+from typing import TYPE_CHECKING, Any, List, Optional
 
 from . import _core
 from ._logging import logger, warn_once
+
+if TYPE_CHECKING:
+    from ._options import ProfilerOptions
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
@@ -50,6 +53,16 @@ class CaptureOptions:
     with_modules: bool = False
     exact_inputs: bool = False  # dtypes, strides and scalar arguments through torch's own state
     profile_memory: bool = False  # allocator events, through torch's own state
+
+    @classmethod
+    def of(cls, options: "ProfilerOptions", profiling_thread: bool) -> "CaptureOptions":
+        """What a thread captures for a profiler's `options`. Exact inputs and memory come from
+        torch's own state, which one thread uses at a time: the profiling thread, not the child
+        threads of ``enable_profiler_in_child_thread``."""
+        shapes = options.record_shapes or options.with_flops  # FLOPs are computed from shapes
+        return cls(record_shapes=shapes, with_stack=options.with_stack, with_modules=options.with_modules,
+                   exact_inputs=profiling_thread and (shapes or options.experimental_config.record_op_args),
+                   profile_memory=profiling_thread and options.profile_memory)
 
 
 class _ThreadState(threading.local):

@@ -164,17 +164,11 @@ class _RunDirectoryJob:
 
 
 def _profiler_config(prof: Any) -> Dict[str, Any]:
+    """The profiler's options, with its schedule after the activities."""
+    options = prof._options.to_dict()
     schedule = getattr(prof, "schedule", None)
-    return {
-        "activities": [a.value for a in prof.activities],
-        "schedule": repr(schedule) if getattr(prof, "record_steps", False) else None,
-        "record_shapes": prof.record_shapes,
-        "profile_memory": prof.profile_memory,
-        "with_stack": prof.with_stack,
-        "with_flops": prof.with_flops,
-        "with_modules": prof.with_modules,
-        "experimental_config": prof.experimental_config.to_dict(),
-    }
+    return {"activities": options.pop("activities"),
+            "schedule": repr(schedule) if getattr(prof, "record_steps", False) else None, **options}
 
 
 def _write_json(path: str, value: Dict[str, Any]) -> None:

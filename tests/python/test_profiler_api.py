@@ -1,11 +1,13 @@
 import gc
 import logging
+import subprocess
+import sys
 import weakref
 
 import pytest
 
 import perfprof
-from perfprof import ExperimentalConfig, ExportType, GpuMetrics, ProfilerLevel
+from perfprof import ExperimentalConfig, ExportType, GpuMetrics, ProfilerLevel, _core, torch_capture
 from trace_checks import names
 
 
@@ -76,6 +78,64 @@ def test_profile_argument_types():
         perfprof.profile(on_trace_ready="handler")
     with pytest.raises(TypeError, match="experimental_config"):
         perfprof.profile(experimental_config={"mstx": True})
+
+
+def called_while_profiling() -> int:
+    return len("work")
+
+
+def test_an_option_set_before_start_takes_effect_and_is_checked(export):
+    prof = perfprof.profile(activities=[perfprof.ProfilerActivity.CPU])
+    prof.with_stack = True
+    with prof:
+        called_while_profiling()
+    functions = [e["name"] for e in export(prof)["traceEvents"] if e.get("cat") == "python_function"]
+    assert [name for name in functions if name.endswith(": called_while_profiling")], functions
+    with pytest.raises(TypeError, match="with_stack"):
+        prof.with_stack = "yes"
+    assert prof.with_stack is True
+
+
+def test_a_data_source_failing_to_start_is_logged_and_the_rest_is_collected(export, monkeypatch, caplog):
+    def unavailable(threshold_ns):
+        raise RuntimeError("GC monitor unavailable")
+
+    monkeypatch.setattr(_core, "gc_set_threshold_ns", unavailable)
+    with perfprof.profile(activities=[perfprof.ProfilerActivity.CPU],
+                          experimental_config=ExperimentalConfig(gc_detect_threshold=0)) as prof:
+        with perfprof.record_function("work"):
+            gc.collect()
+    assert names(export(prof)) == ["work"]
+    assert caplog.text.count("GC monitor unavailable") == 1
+    with perfprof.profile():  # the recorder was released
+        pass
+
+
+def test_a_data_source_failing_at_stop_is_logged_and_the_rest_is_collected(export, monkeypatch, caplog):
+    stop_thread = torch_capture.stop_thread
+
+    def stop_then_fail(*args):
+        stop_thread(*args)
+        raise RuntimeError("torch results unreadable")
+
+    monkeypatch.setattr(torch_capture, "stop_thread", stop_then_fail)
+    with perfprof.profile(activities=[perfprof.ProfilerActivity.CPU]) as prof:
+        with perfprof.record_function("work"):
+            pass
+    assert names(export(prof)) == ["work"]
+    assert caplog.text.count("torch results unreadable") == 1
+    with perfprof.profile():  # the recorder was released
+        pass
+
+
+def test_capturing_in_a_child_thread_does_not_load_cupti():
+    """Only a profiler asking for ProfilerActivity.CUDA loads libcupti and initialises the driver."""
+    script = ("import torch, perfprof\n"
+              "perfprof.profile.enable_profiler_in_child_thread(record_shapes=True)\n"
+              "perfprof.profile.disable_profiler_in_child_thread()\n"
+              "print(perfprof._core.cupti_status()['tried'])\n")
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True)
+    assert result.stdout.strip() == "[]"
 
 
 def test_uncollected_options_are_logged_once(caplog):

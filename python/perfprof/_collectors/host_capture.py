@@ -1,0 +1,52 @@
+"""PyTorch operators, module calls and Python calls of the profiling thread (torch_capture.py has
+how: torch's observer or profiler state, the module-call wrapper, the Python tracer)."""
+from __future__ import annotations
+
+import threading
+from typing import Any, Optional
+
+from .. import _core, torch_capture
+from .._logging import warn_once
+from .._options import ProfilerOptions
+from .base import Collection, Collector
+
+
+class HostCapture(Collector):
+    """The host side of ProfilerActivity.CPU beyond perfprof's own calls, captured on the thread
+    that starts the profiler (child threads opt in with ``enable_profiler_in_child_thread``)."""
+
+    name = "host capture"
+    channels = _core.CHANNEL_OPERATORS | _core.CHANNEL_PYTHON
+
+    def __init__(self, options: ProfilerOptions) -> None:
+        super().__init__(options)
+        self._thread: Optional[int] = None  # the thread whose operators this collector captures
+        # torch's results read at stop, kept with the session: freeing them costs about as much
+        # as reading them, so it is left out of the stop a user waits for (torch_capture.stop_thread).
+        self._torch_results: Any = None
+
+    @staticmethod
+    def wanted(options: ProfilerOptions) -> bool:
+        return options.cpu
+
+    def start(self) -> None:
+        torch_capture.reset_module_names()
+        try:
+            torch_capture.start_thread(torch_capture.CaptureOptions.of(self.options, profiling_thread=True))
+        except Exception as error:  # never fail the job for its profiler
+            warn_once("host-capture", f"perfprof: PyTorch host capture could not start: {error!r}")
+            return
+        self._thread = threading.get_ident()
+
+    def window_begin(self) -> None:
+        torch_capture.window_begin()
+
+    def stop(self, collection: Collection) -> None:
+        if self._thread is None:
+            return
+        if self._thread == threading.get_ident():
+            self._torch_results = torch_capture.stop_thread(collection.window_begin_ns)
+        else:
+            warn_once("capture-thread", "perfprof: the profiler was stopped on another thread than it was "
+                      "started on; operator capture on the starting thread ends when it next starts or exits")
+        self._thread = None

@@ -1,0 +1,115 @@
+"""Session: one collection, from prepare to the trace of its kept window.
+
+A profiler runs one Session per collection: ``prepare`` (collection begins: warm-up), ``begin_window``
+(what was collected so far is dropped; the kept window begins), ``stop`` (every collector stops and
+the trace model is built). The session then keeps what its collectors hold past stop (torch's
+results: freeing them costs about as much as reading them) until it is dropped, which the profiler
+does when its next collection begins, or with itself. The schedule and its step state machine
+(profiler.py, csrc/schedule) decide when these calls happen; the session knows nothing of steps.
+
+The recorder is process-wide, so one session collects at a time in a process.
+"""
+from __future__ import annotations
+
+import os
+import threading
+from typing import Any, Callable, Dict, List, Optional
+
+from . import _core
+from ._collectors import Collection, Collector, collectors_for
+from ._logging import logger
+from ._options import ProfilerOptions
+
+_collecting: Optional["Session"] = None
+_collecting_lock = threading.Lock()
+
+
+class Session:
+    """One collection with fixed `options`: the collectors they ask for, and its window."""
+
+    def __init__(self, options: ProfilerOptions) -> None:
+        self.options = options
+        self._collectors: List[Collector] = collectors_for(options)
+        self._collection = Collection()
+
+    @property
+    def collecting(self) -> bool:
+        """Between a successful ``prepare`` and ``stop`` (a forked child's copy never is)."""
+        return _collecting is self
+
+    def prepare(self) -> None:
+        """Begin collecting (warm-up). Raises ``RuntimeError`` while another session collects."""
+        global _collecting
+        with _collecting_lock:
+            if _collecting is not None:
+                raise RuntimeError("perfprof: another profiler is already collecting in this process; "
+                                   "stop it before starting this one")
+            _collecting = self
+        self.options.log_uncollected()
+        for collector in self._collectors:
+            _core.set_channels(_core.channels() | collector.channels)
+            _guarded(collector, "start", collector.start)
+
+    def begin_window(self) -> None:
+        """Keep what is collected from now on (the end of warm-up)."""
+        self._collection.window_begin_ns = _core.now_ns()
+        for collector in self._collectors:
+            _guarded(collector, "window begin", collector.window_begin)
+
+    def stop(self) -> "_core.Trace":
+        """Stop every collector, in the reverse order of their start, and build the trace of the
+        kept window from what they brought into the recorder."""
+        global _collecting
+        collection = self._collection
+        collection.window_end_ns = _core.now_ns()
+        try:
+            for collector in reversed(self._collectors):
+                _guarded(collector, "stop", collector.stop, collection)
+                _core.set_channels(_core.channels() & ~collector.channels)
+            _name_live_threads()
+            trace = _core.collect(collection.window_begin_ns, collection.window_end_ns, collection.gpu_records,
+                                  flops=self.options.with_flops)
+        finally:  # whatever happened, the recorder is free for the next session
+            with _collecting_lock:
+                _collecting = None
+        _report_losses(trace.stats)
+        return trace
+
+
+def _guarded(collector: Collector, phase: str, call: Callable[..., None], *args: Any) -> None:
+    """Run one collector call; what escapes it is logged (one line) and never reaches the job."""
+    try:
+        call(*args)
+    except Exception as error:  # collectors handle their expected failures; this is the backstop
+        logger.warning("perfprof: %s: %s failed; its data may be missing: %r", collector.name, phase, error)
+
+
+def _name_live_threads() -> None:
+    """Refresh thread names from Python: threads may be renamed after they first recorded."""
+    for thread in threading.enumerate():
+        if thread.native_id is not None:
+            _core.name_thread(thread.native_id, thread.name)
+
+
+def _report_losses(stats: Dict[str, int]) -> None:
+    if stats["dropped_events"]:
+        logger.warning("perfprof: %d events could not be stored (out of memory) and are missing "
+                       "from the trace", stats["dropped_events"])
+    if stats["gpu_dropped_records"]:
+        logger.warning("perfprof: CUPTI dropped %d GPU activity records (buffers full); the trace "
+                       "lacks them", stats["gpu_dropped_records"])
+
+
+def _forget_collection_in_child() -> None:
+    """After fork: the child has no collector, so it records nothing and frees what it inherited.
+
+    Without this, a forked worker (e.g. a DataLoader worker) whose parent was profiling would
+    fill buffers that nobody ever collects for as long as it runs.
+    """
+    global _collecting
+    _collecting = None
+    _core.set_channels(0)
+    _core.discard()
+
+
+os.register_at_fork(after_in_child=_forget_collection_in_child)
