@@ -7,6 +7,10 @@ saved: the run directory under --out holds the Chrome trace (open it in https://
 the memory tables (memory_record.csv, operator_memory.csv), memory_timeline.html (memory by
 category over time), profiler_info.json and profiler_metadata.json. Data loading runs in a worker
 thread, marked with mstx ranges; the training phases are record_function ranges.
+
+The recorded steps are written to the run directory's capture as they end; with --keep-capture
+it stays there once the trace is written, and `perfprof analyse --keep-capture RUN_DIR` builds
+the same trace from it again.
 """
 from __future__ import annotations
 
@@ -40,26 +44,22 @@ def load_batches(batches: "queue.Queue[tuple[torch.Tensor, torch.Tensor]]", coun
         batches.put((inputs, targets))
 
 
-def train(out_dir: str, steps: int) -> perfprof.TraceHandler:
+def train(out_dir: str, steps: int, keep_capture: bool = False) -> perfprof.TraceHandler:
     model = make_model()
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
     loss_fn = nn.CrossEntropyLoss()
     batches: "queue.Queue[tuple[torch.Tensor, torch.Tensor]]" = queue.Queue(maxsize=1)
     loader = threading.Thread(target=load_batches, args=(batches, steps), name="data-loader")
 
+    # The run directory: capture, trace, memory tables, metadata.
     handler = perfprof.tensorboard_trace_handler(out_dir)
-
-    def on_trace_ready(prof: perfprof.profile) -> None:
-        handler(prof)  # the run directory: trace, memory tables, metadata
-        prof.export_memory_timeline(os.path.join(handler.run_dirs[-1], MEMORY_PLOT))
-
     with perfprof.profile(
         activities=[perfprof.ProfilerActivity.CPU],
         schedule=perfprof.schedule(wait=1, warmup=1, active=2, repeat=1, skip_first=1),
-        on_trace_ready=on_trace_ready,
+        on_trace_ready=handler,
         profile_memory=True,
         with_modules=True,
-        experimental_config=perfprof.ExperimentalConfig(mstx=True),
+        experimental_config=perfprof.ExperimentalConfig(mstx=True, data_simplification=not keep_capture),
     ) as prof:
         prof.add_metadata("model", "mlp-256-512-512-10")
         prof.add_metadata_json("hyperparameters", '{"lr": 0.001, "batch_size": 64}')
@@ -78,6 +78,7 @@ def train(out_dir: str, steps: int) -> perfprof.TraceHandler:
             perfprof.mstx.mark(f"step {step} loss {loss.item():.3f}")
             prof.step()
         loader.join()
+    prof.export_memory_timeline(os.path.join(handler.run_dirs[-1], MEMORY_PLOT))
     return handler
 
 
@@ -85,8 +86,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", default="result", help="folder for run directories (default: result)")
     parser.add_argument("--steps", type=int, default=8, help="training steps (default: 8)")
+    parser.add_argument("--keep-capture", action="store_true",
+                        help="keep the run directory's capture once its trace is written")
     args = parser.parse_args()
-    handler = train(args.out, args.steps)
+    handler = train(args.out, args.steps, args.keep_capture)
     for run_dir in handler.run_dirs:
         print(f"run directory: {run_dir}")
         print(f"  trace for Perfetto UI / HolisticTraceAnalysis: {perfprof.trace_dir_of(run_dir)}")

@@ -4,10 +4,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <stdexcept>
+#include <string_view>
 
 #include "bindings/fast_calls.h"
 #include "bindings/gc_monitor.h"
@@ -35,6 +37,7 @@
 #include "schedule/step_controller.h"
 #include "torch_hooks/profiler_stubs.h"
 #include "capture/capture_file.h"
+#include "capture/capture_stream.h"
 #include "capture/live_capture.h"
 #include "capture/sink.h"
 #include "trace/trace_builder.h"
@@ -115,6 +118,23 @@ py::dict stats_of(const TraceModel& m) {
   return stats;
 }
 
+// (N, finished) for each ProfilerStep#N range, in begin order.
+py::list steps_of(const TraceModel& m) {
+  constexpr std::string_view kStepPrefix = "ProfilerStep#";
+  const RangeTable& r = m.ranges;
+  std::vector<std::pair<int64_t, size_t>> steps;  // (begin, row)
+  for (size_t i = 0; i < r.size(); ++i) {
+    if (std::string_view(m.str(r.name[i])).substr(0, kStepPrefix.size()) == kStepPrefix) steps.emplace_back(r.begin_ns[i], i);
+  }
+  std::sort(steps.begin(), steps.end());
+  py::list out;
+  for (const auto& [begin, i] : steps) {
+    const std::string number(std::string_view(m.str(r.name[i])).substr(kStepPrefix.size()));
+    out.append(py::make_tuple(number, (r.flags[i] & kRangeUnfinished) == 0));
+  }
+  return out;
+}
+
 py::list ranges_of(const TraceModel& m) {
   const RangeTable& r = m.ranges;
   py::list out;
@@ -133,7 +153,8 @@ Trace trace_of(Capture capture, bool flops, std::string capture_bytes) {
   return Trace(std::move(model), std::move(tree), std::move(capture_bytes));
 }
 
-Trace collect_trace(int64_t window_begin_ns, int64_t window_end_ns, bool with_gpu, bool flops, bool keep_capture) {
+Trace collect_trace(int64_t window_begin_ns, int64_t window_end_ns, bool with_gpu, bool flops, bool keep_capture,
+                    CaptureStream* stream) {
   py::gil_scoped_release release;
   GpuInput gpu;
   if (with_gpu) {
@@ -142,10 +163,22 @@ Trace collect_trace(int64_t window_begin_ns, int64_t window_end_ns, bool with_gp
     gpu.stream_annotations = collector.take_stream_annotations();
     gpu.collected_any = true;
   }
-  Capture capture = capture_of_this_process(Recorder::instance().collect(), std::move(gpu), {window_begin_ns, window_end_ns});
+  const CollectionWindow window{window_begin_ns, window_end_ns};
+  Capture capture = stream != nullptr
+                        ? complete_capture(*stream, Recorder::instance().collect(), std::move(gpu), window)
+                        : capture_of_this_process(Recorder::instance().collect(), std::move(gpu), window);
   StringSink kept;
   if (keep_capture) write_capture(capture, kept);
   return trace_of(std::move(capture), flops, kept.bytes());
+}
+
+// Moves what the recorder holds into the stream's file; false (nothing moved: it stays in
+// memory) once the file cannot be written.
+bool append_recorded(CaptureStream& stream) {
+  if (!stream.ok()) return false;
+  py::gil_scoped_release release;
+  stream.append(Recorder::instance().collect());
+  return stream.ok();
 }
 
 void save_capture(const Trace& trace, const std::string& path) {
@@ -363,6 +396,9 @@ PYBIND11_MODULE(_core, m) {
         for (const ThreadTrack& thread : t.model().threads) names[py::int_(thread.os_tid)] = thread.name;
         return names;
       })
+      .def("steps", [](const Trace& t) { return steps_of(t.model()); },
+           "(N, finished) for each ProfilerStep#N, in order; a step is unfinished when it was still\n"
+           "running as recording ended (a capture cut short).")
       .def("ranges", [](const Trace& t) { return ranges_of(t.model()); },
            "List of (name, category, tid, begin_ns, end_ns, end_tid, flags) tuples.")
       .def("gpu_activities", [](const Trace& t) { return gpu_activities_of(t.model()); },
@@ -415,10 +451,24 @@ PYBIND11_MODULE(_core, m) {
     py::gil_scoped_release release;
     Recorder::instance().discard();
   }, "Drop everything recorded so far.");
+  py::class_<CaptureStream>(m, "CaptureStream",
+                            "A session's capture file, written while the session records\n"
+                            "(docs/formats/capture.md).")
+      .def(py::init<std::string>(), py::arg("path"), "Create the capture file at path.")
+      .def("append_recorded", &append_recorded,
+           "Move everything the recorder holds into the file. Returns False, moving nothing, once\n"
+           "the file cannot be written (error says why).")
+      .def_property_readonly("ok", &CaptureStream::ok)
+      .def_property_readonly("error", &CaptureStream::error)
+      .def_property_readonly("path", &CaptureStream::path)
+      .def_property_readonly("events_appended", &CaptureStream::events_appended);
   m.def("collect", &collect_trace, py::arg("window_begin_ns"), py::arg("window_end_ns"),
         py::arg("with_gpu") = false, py::arg("flops") = false, py::arg("keep_capture") = false,
+        py::arg("stream") = nullptr,
         "Move everything recorded so far (and GPU activity) into a Trace; operators get their\n"
-        "FLOPs if asked. With keep_capture the Trace keeps its capture (Trace.save_capture).");
+        "FLOPs if asked. With keep_capture the Trace keeps its capture (Trace.save_capture). With\n"
+        "a stream, the trace is built from what its file holds and what is left in memory, and the\n"
+        "file is ended.");
   m.def("read_capture", &read_capture_trace, py::arg("path"), py::arg("flops") = false,
         "Build a Trace from a capture file: returns (trace, complete, problem). complete is False\n"
         "for a capture cut short (the process stopped while recording), problem says where.\n"

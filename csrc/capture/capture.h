@@ -41,4 +41,11 @@ struct Capture {
   CollectionWindow window;
 };
 
+// Adds `more` (recorded later in the same session) to `into`: each thread's events after its
+// own, strings by id, counts summed; `more`'s process and window win where it has them.
+void append_capture(Capture& into, Capture more);
+
+// Events of every thread.
+uint64_t host_event_count(const Capture& capture);
+
 }  // namespace perfprof

@@ -1,6 +1,10 @@
 #include "capture/capture_stream.h"
 
+#include "capture/capture_file.h"
 #include "capture/live_capture.h"
+
+#include <exception>
+#include <utility>
 
 namespace perfprof {
 
@@ -22,6 +26,25 @@ void CaptureStream::finish(const GpuInput& gpu, const CollectionWindow& window) 
   writer_.gpu(gpu);
   writer_.window(window);
   writer_.end();
+}
+
+Capture complete_capture(CaptureStream& stream, CollectedEvents rest, GpuInput gpu, const CollectionWindow& window) {
+  Capture capture;
+  try {
+    capture = read_capture_file(stream.path()).capture;
+  } catch (const std::exception&) {
+    // Nothing of the file is readable: what it held is counted below as dropped.
+  }
+  const uint64_t appended = stream.events_appended();
+  const uint64_t read_back = host_event_count(capture);
+  capture.host.dropped_events += appended > read_back ? appended - read_back : 0;
+  Capture tail = capture_of_this_process(std::move(rest), std::move(gpu), window);
+  if (stream.ok()) {
+    stream.append(tail.host);
+    stream.finish(tail.gpu, window);
+  }
+  append_capture(capture, std::move(tail));
+  return capture;
 }
 
 }  // namespace perfprof

@@ -39,4 +39,10 @@ class CaptureStream {
   uint64_t events_appended_ = 0;
 };
 
+// The whole capture of a session streamed to `stream`: what its file holds, read back, and
+// `rest` (what the recorder holds at the end, the GPU records). The file is then ended with
+// `rest`, so it holds the whole session too. Events a failed write kept out of the file are
+// counted as dropped (after a failure the caller stops appending: what is still in memory stays).
+Capture complete_capture(CaptureStream& stream, CollectedEvents rest, GpuInput gpu, const CollectionWindow& window);
+
 }  // namespace perfprof

@@ -35,8 +35,19 @@ from .trace_handler import TraceHandler, tensorboard_trace_handler, trace_dir_of
 # The spec's private name, kept for scripts written against torch_npu.profiler.
 _ExperimentalConfig = ExperimentalConfig
 
+
+
+def __getattr__(name: str):  # noqa: ANN202 - module attributes loaded on first use
+    # analyse (offline parsing) pulls in multiprocessing: loaded when used, not at `import perfprof`.
+    if name == "analyse":
+        from ._analyse import analyse
+
+        return analyse
+    raise AttributeError(f"module 'perfprof' has no attribute {name!r}")
+
+
 __all__ = [
-    "ExperimentalConfig", "ExportType", "cuda_status", "GpuMetrics", "ProfilerAction", "ProfilerActivity",
+    "analyse", "ExperimentalConfig", "ExportType", "cuda_status", "GpuMetrics", "ProfilerAction", "ProfilerActivity",
     "ProfilerLevel", "Schedule", "TraceHandler", "_KinetoProfile", "mstx", "profile",
     "record_function", "schedule", "supported_activities", "supported_export_type",
     "supported_gpu_metrics", "supported_profiler_level", "tensorboard_trace_handler",

@@ -31,6 +31,8 @@ class Session:
         self.options = options
         self._collectors: List[Collector] = collectors_for(options)
         self._collection = Collection()
+        self._stream: Optional[_core.CaptureStream] = None
+        self.window_open = False
 
     @property
     def collecting(self) -> bool:
@@ -50,11 +52,31 @@ class Session:
             _core.set_channels(_core.channels() | collector.channels)
             _guarded(collector, "start", collector.start)
 
-    def begin_window(self) -> None:
-        """Keep what is collected from now on (the end of warm-up)."""
+    def begin_window(self, capture_path: Optional[str] = None) -> None:
+        """Keep what is collected from now on (the end of warm-up). With `capture_path` the
+        session's capture is written there while it records (see ``flush``); without, the
+        session is held in memory until it stops."""
         self._collection.window_begin_ns = _core.now_ns()
+        self.window_open = True
         for collector in self._collectors:
             _guarded(collector, "window begin", collector.window_begin)
+        if capture_path is not None:
+            self._stream = _core.CaptureStream(capture_path)
+            self._check_stream()
+
+    def flush(self) -> None:
+        """Move what was recorded so far into the capture file (each step, while the window is
+        open): memory then holds one step's events, and a process killed later leaves every
+        flushed step on disk. Without a capture file, or once it cannot be written, events stay
+        in memory until stop."""
+        if self._stream is not None and self._stream.ok:
+            self._stream.append_recorded()
+            self._check_stream()
+
+    def _check_stream(self) -> None:
+        if not self._stream.ok:
+            logger.warning("perfprof: the capture cannot be written (%s); the rest of the session is kept in memory",
+                           self._stream.error)
 
     def stop(self) -> "_core.Trace":
         """Stop every collector, in the reverse order of their start, and build the trace of the
@@ -68,7 +90,7 @@ class Session:
                 _core.set_channels(_core.channels() & ~collector.channels)
             _name_live_threads()
             trace = _core.collect(collection.window_begin_ns, collection.window_end_ns, collection.gpu_records,
-                                  flops=self.options.with_flops)
+                                  flops=self.options.with_flops, stream=self._stream)
         finally:  # whatever happened, the recorder is free for the next session
             with _collecting_lock:
                 _collecting = None

@@ -114,7 +114,12 @@ class _KinetoProfile:
     def start_trace(self) -> None:
         """Start keeping what is recorded (the end of warm-up)."""
         self.prepare_trace()
-        self._session.begin_window()
+        self._session.begin_window(None if self._session.window_open else self._capture_path())
+
+    def _capture_path(self) -> Optional[str]:
+        """Where the collection that begins writes its capture while it records; None: held in
+        memory until stop."""
+        return None
 
     def stop_trace(self) -> None:
         """Stop collection and build the trace of what was kept."""
@@ -361,9 +366,17 @@ class profile(_KinetoProfile):
     def step(self) -> None:
         """Mark the end of a step: the schedule moves to the next step."""
         self._end_step_range()
+        if self._collecting():
+            self._session.flush()  # the step just ended reaches the capture file
         next_action = self._action_at(self.step_num + 1)
         self._run(self._controller.advance(next_action.value))
         self._begin_step_range()
+
+    def _capture_path(self) -> Optional[str]:
+        # A run-directory handler (tensorboard_trace_handler) makes the cycle's directory now, so
+        # its capture is written there a step at a time.
+        begin_cycle = getattr(self.on_trace_ready, "begin_cycle", None)
+        return begin_cycle() if callable(begin_cycle) else None
 
     def _action_at(self, step: int) -> ProfilerAction:
         return action_from(self.schedule(step), step)

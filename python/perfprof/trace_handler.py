@@ -3,10 +3,13 @@
 Layout of a run directory::
 
     {dir_name}/{worker_name}_{timestamp}_perfprof/
+        capture.ppcap               the cycle's capture, written while it records (a step at a
+                                    time): everything below is built from it, now or later by
+                                    ``perfprof analyse`` (docs/formats/capture.md)
         profiler_info.json          configuration, versions, rank, collection window, trace stats
         profiler_metadata.json      add_metadata()/add_metadata_json() values and GPU-relevant
                                     environment variables
-        PERFPROF_OUTPUT/
+        PERFPROF_OUTPUT/            (with analyse_flag=True, or after ``perfprof analyse``)
             {worker_name}.{timestamp}.pt.trace.json    the Chrome trace
             memory_record.csv           with profile_memory: the allocator's totals after each event
             operator_memory.csv         with profile_memory: each allocation, its operator, module,
@@ -30,6 +33,9 @@ from .run_metadata import captured_environment, default_worker_name, distributed
 OUTPUT_DIR = "PERFPROF_OUTPUT"
 RUN_DIR_SUFFIX = "_perfprof"
 TRACE_SUFFIX = ".pt.trace.json"
+CAPTURE_FILE = "capture.ppcap"
+INFO_FILE = "profiler_info.json"
+METADATA_FILE = "profiler_metadata.json"
 
 
 class TraceHandler:
@@ -42,14 +48,27 @@ class TraceHandler:
         self.async_mode = async_mode
         self.run_dirs: List[str] = []
         self._pending: List[concurrent.futures.Future] = []
+        self._cycle_run_dir: Optional[str] = None  # made when the cycle began recording
         if not analyse_flag:
-            logger.info("perfprof: analyse_flag=False: the trace is written, derived analyses are skipped")
+            logger.info("perfprof: analyse_flag=False: run directories get the capture only; "
+                        "`perfprof analyse DIR` builds their traces later")
+
+    def begin_cycle(self) -> Optional[str]:
+        """Make the run directory of the cycle that begins recording; returns where its capture
+        is written while it records (None when the directory cannot be made: the cycle is then
+        held in memory and its directory made when it is ready)."""
+        try:
+            self._cycle_run_dir = self._new_run_dir()
+        except Exception as error:  # never hurt the job: a full disk must not stop training
+            logger.error("perfprof: cannot create a run directory in %r: %s", self.dir_name, error)
+            return None
+        return os.path.join(self._cycle_run_dir, CAPTURE_FILE)
 
     def __call__(self, prof: Any) -> None:
         """Write the run directory of `prof`'s latest trace. I/O errors are logged, never raised."""
         try:
-            run_dir = self._new_run_dir()
-            job = _RunDirectoryJob(prof, run_dir, self.worker_name)
+            run_dir, self._cycle_run_dir = self._cycle_run_dir or self._new_run_dir(), None
+            job = _RunDirectoryJob(prof, run_dir, self.worker_name, self.analyse_flag)
         except Exception as error:  # never hurt the job: a full disk must not stop training
             logger.error("perfprof: cannot create a run directory in %r: %s", self.dir_name, error)
             return
@@ -89,8 +108,9 @@ def tensorboard_trace_handler(
         dir_name: the folder run directories are created in (created if missing).
         worker_name: prefix of the run directory and trace names; unique per worker in
             distributed jobs. Default ``{hostname}_{pid}``.
-        analyse_flag: when False, derived analyses are skipped (the trace, which is perfprof's
-            raw data, is always written).
+        analyse_flag: when False, a run directory gets the capture (and its JSON descriptions)
+            only, which is cheaper at the end of each cycle; ``perfprof analyse DIR`` (or
+            :func:`perfprof.analyse`) writes the trace and tables from it later.
         async_mode: write in a background thread so ``step()`` does not wait for the disk.
             Pending writes finish before the interpreter exits; ``handler.wait()`` waits for them.
     """
@@ -115,16 +135,39 @@ def trace_dir_of(run_dir: "os.PathLike[str] | str") -> str:
     return os.path.join(os.fspath(run_dir), OUTPUT_DIR)
 
 
+def trace_file_name(run_dir: str, worker_name: str) -> str:
+    """The trace's file name in a run directory: ``{worker_name}.{timestamp}.pt.trace.json``."""
+    stamp = os.path.basename(os.path.normpath(run_dir))[len(worker_name) + 1:].split(RUN_DIR_SUFFIX)[0]
+    return f"{worker_name}.{stamp}{TRACE_SUFFIX}"
+
+
+def write_outputs(trace: Any, run_dir: str, trace_file: str, metadata_items: List[Any], rank: int, world_size: int,
+                  backend: str) -> None:
+    """Write what a run directory holds beside its capture: the Chrome trace and, with memory
+    events, the memory tables (in ``PERFPROF_OUTPUT``). Raises ``OSError`` when they cannot be
+    written."""
+    output_dir = trace_dir_of(run_dir)
+    os.makedirs(output_dir, exist_ok=True)
+    trace.export_chrome_trace(os.path.join(output_dir, trace_file), metadata_items, rank, world_size, backend)
+    if trace.num_memory_events:
+        trace.export_memory_tables(os.path.join(output_dir, "memory_record.csv"),
+                                   os.path.join(output_dir, "operator_memory.csv"))
+
+
 class _RunDirectoryJob:
     """Everything a run directory needs, taken from the profiler at the moment the cycle ends."""
 
-    def __init__(self, prof: Any, run_dir: str, worker_name: str) -> None:
+    def __init__(self, prof: Any, run_dir: str, worker_name: str, analyse: bool) -> None:
         if prof.trace is None:
             raise RuntimeError("the profiler has no trace")
         self.prof_trace = prof.trace
         self.run_dir = run_dir
-        stamp = os.path.basename(run_dir)[len(worker_name) + 1:].split(RUN_DIR_SUFFIX)[0]
-        self.trace_path = os.path.join(trace_dir_of(run_dir), f"{worker_name}.{stamp}{TRACE_SUFFIX}")
+        self.capture_path = os.path.join(run_dir, CAPTURE_FILE)
+        # Without a capture (the cycle could not stream one) the trace is the only record: written.
+        self.analyse = analyse or not os.path.exists(self.capture_path)
+        # data_simplification: once the outputs are written, the capture they came from goes.
+        self.remove_capture = self.analyse and bool(prof.experimental_config.data_simplification)
+        self.trace_file = trace_file_name(run_dir, worker_name)
         self.metadata_items = list(prof._metadata.items())
         self.metadata: Dict[str, Any] = prof.metadata
         self.dist = distributed_info()
@@ -132,6 +175,7 @@ class _RunDirectoryJob:
             "worker_name": worker_name,
             "rank": self.dist.rank,
             "world_size": self.dist.world_size,
+            "backend": self.dist.backend,
             "pid": os.getpid(),
             "versions": versions(),
             "config": _profiler_config(prof),
@@ -140,7 +184,8 @@ class _RunDirectoryJob:
                 "end_unix_ns": prof.trace.window_end_ns + prof.trace.unix_offset_ns,
             },
             "trace_stats": prof.trace.stats,
-            "trace_file": os.path.relpath(self.trace_path, run_dir),
+            "capture_file": CAPTURE_FILE if os.path.exists(self.capture_path) and not self.remove_capture else None,
+            "trace_file": os.path.join(OUTPUT_DIR, self.trace_file) if self.analyse else None,
         }
         self.environment = captured_environment()
 
@@ -151,16 +196,14 @@ class _RunDirectoryJob:
             logger.error("perfprof: writing run directory %s failed: %s", self.run_dir, error)
 
     def write(self) -> None:
-        os.makedirs(trace_dir_of(self.run_dir), exist_ok=True)
-        self.prof_trace.export_chrome_trace(
-            self.trace_path, self.metadata_items, self.dist.rank, self.dist.world_size, self.dist.backend
-        )
-        if self.prof_trace.num_memory_events:
-            self.prof_trace.export_memory_tables(os.path.join(trace_dir_of(self.run_dir), "memory_record.csv"),
-                                                 os.path.join(trace_dir_of(self.run_dir), "operator_memory.csv"))
-        _write_json(os.path.join(self.run_dir, "profiler_metadata.json"),
-                    {"metadata": self.metadata, "environment_variables": self.environment})
-        _write_json(os.path.join(self.run_dir, "profiler_info.json"), self.info)
+        if self.analyse:
+            write_outputs(self.prof_trace, self.run_dir, self.trace_file, self.metadata_items, self.dist.rank,
+                          self.dist.world_size, self.dist.backend)
+        write_json(os.path.join(self.run_dir, METADATA_FILE),
+                   {"metadata": self.metadata, "environment_variables": self.environment})
+        write_json(os.path.join(self.run_dir, INFO_FILE), self.info)
+        if self.remove_capture and os.path.exists(self.capture_path):
+            os.remove(self.capture_path)
 
 
 def _profiler_config(prof: Any) -> Dict[str, Any]:
@@ -171,7 +214,8 @@ def _profiler_config(prof: Any) -> Dict[str, Any]:
             "schedule": repr(schedule) if getattr(prof, "record_steps", False) else None, **options}
 
 
-def _write_json(path: str, value: Dict[str, Any]) -> None:
+def write_json(path: str, value: Dict[str, Any]) -> None:
+    """Write `value` as indented JSON, replacing `path` whole (never half-written)."""
     temporary = f"{path}.tmp{os.getpid()}"
     with open(temporary, "w", encoding="utf-8") as file:
         json.dump(value, file, indent=2, sort_keys=False)

@@ -1,0 +1,66 @@
+#include "capture/capture.h"
+
+#include <iterator>
+#include <unordered_map>
+#include <utility>
+
+namespace perfprof {
+namespace {
+
+template <typename T>
+void append(std::vector<T>& into, std::vector<T>& more) {
+  into.insert(into.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
+}
+
+void append_threads(std::vector<ThreadEvents>& into, std::vector<ThreadEvents>& more) {
+  std::unordered_map<uint32_t, size_t> row_of;
+  for (size_t row = 0; row < into.size(); ++row) row_of.emplace(into[row].index, row);
+  for (ThreadEvents& thread : more) {
+    const auto found = row_of.find(thread.index);
+    if (found == row_of.end()) {
+      row_of.emplace(thread.index, into.size());
+      into.push_back(std::move(thread));
+      continue;
+    }
+    ThreadEvents& known = into[found->second];
+    if (!thread.name.empty()) known.name = std::move(thread.name);
+    append(known.events, thread.events);
+  }
+}
+
+}  // namespace
+
+void append_capture(Capture& into, Capture more) {
+  if (more.process.pid != 0) into.process = std::move(more.process);
+  if (into.strings.size() < more.strings.size()) into.strings.resize(more.strings.size());
+  for (size_t id = 0; id < more.strings.size(); ++id) {
+    if (!more.strings[id].empty()) into.strings[id] = std::move(more.strings[id]);
+  }
+  if (into.strings.empty()) into.strings.emplace_back();
+  append(into.other_threads, more.other_threads);
+  CollectedEvents& host = into.host;
+  append_threads(host.threads, more.host.threads);
+  append(host.completed, more.host.completed);
+  memory::append_events(host.memory, std::move(more.host.memory));
+  append(host.observed_tensors, more.host.observed_tensors);
+  host.dropped_events += more.host.dropped_events;
+  host.import_losses.events += more.host.import_losses.events;
+  host.import_losses.failed_reads += more.host.import_losses.failed_reads;
+  GpuInput& gpu = into.gpu;
+  append(gpu.collected.activities, more.gpu.collected.activities);
+  append(gpu.collected.api_calls, more.gpu.collected.api_calls);
+  gpu.collected.external_ids.insert(more.gpu.collected.external_ids.begin(), more.gpu.collected.external_ids.end());
+  append(gpu.collected.devices, more.gpu.collected.devices);
+  gpu.collected.dropped_records += more.gpu.collected.dropped_records;
+  append(gpu.stream_annotations, more.gpu.stream_annotations);
+  gpu.collected_any |= more.gpu.collected_any;
+  if (more.window.end_ns != 0) into.window = more.window;
+}
+
+uint64_t host_event_count(const Capture& capture) {
+  uint64_t count = 0;
+  for (const ThreadEvents& thread : capture.host.threads) count += thread.events.size();
+  return count;
+}
+
+}  // namespace perfprof

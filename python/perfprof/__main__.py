@@ -1,0 +1,4 @@
+"""``python -m perfprof``: the perfprof command."""
+from perfprof.cli import main
+
+main()
