@@ -171,3 +171,37 @@ def test_the_command_has_help_for_every_subcommand():
     for args in (["--help"], ["analyse", "--help"]):
         result = perfprof_command(*args)
         assert result.returncode == 0 and "Usage:" in result.stdout
+
+
+GPU_RUN = """
+import perfprof
+handler = perfprof.tensorboard_trace_handler(os.environ["TMP"] + "/runs", worker_name="gpu")
+config = perfprof.ExperimentalConfig(data_simplification=False, mstx=True)
+with perfprof.profile(activities=[perfprof.ProfilerActivity.CPU, perfprof.ProfilerActivity.CUDA],
+                      schedule=perfprof.schedule(wait=0, warmup=1, active=3, repeat=1),
+                      on_trace_ready=handler, experimental_config=config) as prof:
+    for step in range(4):
+        with perfprof.record_function("train step"):
+            kernel("gemm_kernel")
+            range_id = perfprof.mstx.range_start("on stream", stream=7)
+            kernel("relu_kernel", stream=7)
+            perfprof.mstx.range_end(range_id)
+            fake.fake_cupti_memcpy(1 << 20, 1, 0, 1, 7, 20_000)
+        prof.step()
+print(json.dumps(dict(run_dir=handler.run_dirs[-1])))
+"""
+
+
+def test_a_gpu_run_analysed_offline_gives_the_bytes_it_wrote(tmp_path):
+    import fake_cupti
+
+    run_dir = Path(fake_cupti.run(GPU_RUN, tmp_path)["run_dir"])
+    in_process = outputs(run_dir)
+    (trace_name,) = in_process
+    trace = json.loads(in_process[trace_name])
+    assert {"gemm_kernel", "relu_kernel"} <= {e.get("name") for e in trace["traceEvents"] if e.get("cat") == "kernel"}
+    assert any(e.get("cat") == "gpu_user_annotation" for e in trace["traceEvents"])
+    shutil.rmtree(run_dir / OUTPUT_DIR)
+    (result,) = perfprof.analyse(str(run_dir))
+    assert result.ok and result.warning == "", result
+    assert outputs(run_dir) == in_process
