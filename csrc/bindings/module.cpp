@@ -175,9 +175,8 @@ Trace collect_trace(int64_t window_begin_ns, int64_t window_end_ns, bool with_gp
 // Moves what the recorder holds into the stream's file; false (nothing moved: it stays in
 // memory) once the file cannot be written.
 bool append_recorded(CaptureStream& stream) {
-  if (!stream.ok()) return false;
   py::gil_scoped_release release;
-  stream.append(Recorder::instance().collect());
+  stream.append_recorded();
   return stream.ok();
 }
 
@@ -447,6 +446,8 @@ PYBIND11_MODULE(_core, m) {
   m.def("now_ns", &now_ns, "The recorder's clock (CLOCK_MONOTONIC) in nanoseconds.");
   m.def("set_channels", [](uint32_t mask) { Recorder::instance().set_channels(mask); });
   m.def("channels", [] { return Recorder::instance().channels(); });
+  m.def("buffered_events", [] { return Recorder::instance().buffered_events(); },
+        "Events the recorder's thread buffers hold, not collected yet.");
   m.def("discard", [] {
     py::gil_scoped_release release;
     Recorder::instance().discard();
@@ -458,6 +459,10 @@ PYBIND11_MODULE(_core, m) {
       .def("append_recorded", &append_recorded,
            "Move everything the recorder holds into the file. Returns False, moving nothing, once\n"
            "the file cannot be written (error says why).")
+      .def("start_flushing", &CaptureStream::start_flushing, py::arg("cap_bytes"),
+           "Append what the recorder holds whenever its buffers hold more than half of cap_bytes\n"
+           "(from a thread of the stream's), until the capture is finished.")
+      .def_property_readonly("cap_flushes", &CaptureStream::cap_flushes)
       .def_property_readonly("ok", &CaptureStream::ok)
       .def_property_readonly("error", &CaptureStream::error)
       .def_property_readonly("path", &CaptureStream::path)

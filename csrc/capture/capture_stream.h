@@ -1,11 +1,14 @@
 #pragma once
-// A capture written while its session records. Each append() moves what the recorder handed
-// over into chunks at the end of the file, so the process holds at most one append's events, and
-// a process killed while recording leaves a capture holding everything appended before the kill
-// (docs/formats/capture.md: a cut capture is read up to its last whole chunk).
+// A capture written while its session records. Each append moves what the recorder handed over
+// into chunks at the end of the file, so a process killed while recording leaves a capture
+// holding everything appended before the kill (docs/formats/capture.md: a cut capture is read up
+// to its last whole chunk). Appends come at the end of each step, and from a thread of the
+// stream's own whenever the recorder holds more than a cap: recording never holds much more.
+#include <condition_variable>
 #include <cstdint>
-#include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <unordered_set>
 
 #include "capture/capture.h"
@@ -18,31 +21,49 @@ class CaptureStream {
  public:
   // Creates the capture at `path` and writes what is known of the process.
   explicit CaptureStream(const std::string& path);
+  ~CaptureStream();
+  CaptureStream(const CaptureStream&) = delete;
+  CaptureStream& operator=(const CaptureStream&) = delete;
 
+  // Moves what the recorder holds into the file (nothing once the file cannot be written: the
+  // events then stay in memory).
+  void append_recorded();
   // Appends `host` (the strings it uses, then its events).
   void append(const CollectedEvents& host);
+  // From now on a thread of the stream's appends what the recorder holds whenever its thread
+  // buffers hold more than half of `cap_bytes` (the other half: the copy being written).
+  void start_flushing(uint64_t cap_bytes);
+  void stop_flushing();
   // Appends what GPU collection handed over and the window, and ends the capture.
   void finish(const GpuInput& gpu, const CollectionWindow& window);
 
   const std::string& path() const { return path_; }
-  bool ok() const { return writer_.ok(); }
+  bool ok() const;
   std::string error() const { return sink_.error(); }  // why the capture could not be written
-  uint64_t events_appended() const { return events_appended_; }
+  uint64_t events_appended() const;
+  uint64_t cap_flushes() const;  // appends made because the cap was reached
 
  private:
-  void append(const CollectedEvents& host, const GpuInput& gpu);
+  void append_locked(const CollectedEvents& host, const GpuInput& gpu);
+  void flush_at_cap(uint64_t cap_events);
 
-  std::string path_;
+  const std::string path_;
+  mutable std::mutex mutex_;  // one append at a time, so each thread's events reach the file in order
   FileSink sink_;
   CaptureWriter writer_;
   std::unordered_set<int64_t> named_threads_;
   uint64_t events_appended_ = 0;
+  uint64_t cap_flushes_ = 0;
+  std::mutex flusher_mutex_;
+  std::condition_variable flusher_wake_;
+  bool flusher_stop_ = false;
+  std::thread flusher_;
 };
 
 // The whole capture of a session streamed to `stream`: what its file holds, read back, and
 // `rest` (what the recorder holds at the end, the GPU records). The file is then ended with
 // `rest`, so it holds the whole session too. Events a failed write kept out of the file are
-// counted as dropped (after a failure the caller stops appending: what is still in memory stays).
+// counted as dropped (after a failure nothing more leaves memory).
 Capture complete_capture(CaptureStream& stream, CollectedEvents rest, GpuInput gpu, const CollectionWindow& window);
 
 }  // namespace perfprof

@@ -148,6 +148,12 @@ void Recorder::discard() {
   import_losses_ = {};
 }
 
+uint64_t Recorder::buffered_events() {
+  uint64_t events = 0;
+  for_each_buffer([&](const ThreadBuffer& buffer) { events += buffer.unconsumed(); });
+  return events;
+}
+
 CollectedEvents Recorder::collect() {
   CollectedEvents collected;
   for_each_buffer([&](ThreadBuffer& buffer) {

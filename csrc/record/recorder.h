@@ -83,6 +83,8 @@ class Recorder {
   void discard();
   // Moves every event recorded so far out of the thread buffers, grouped by thread.
   CollectedEvents collect();
+  // Events in the thread buffers, not collected yet (what recording holds in memory).
+  uint64_t buffered_events();
 
  private:
   Recorder() = default;

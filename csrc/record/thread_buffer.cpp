@@ -39,10 +39,10 @@ void ThreadBuffer::consume(std::vector<RawEvent>* out) {
   }
 }
 
-bool ThreadBuffer::has_unconsumed() const {
+uint64_t ThreadBuffer::unconsumed() const {
   const uint64_t committed = committed_.load(std::memory_order_acquire);
   std::lock_guard<std::mutex> lock(chunks_mutex_);
-  return consumed_ < committed;
+  return committed - consumed_;
 }
 
 std::string ThreadBuffer::name() const {

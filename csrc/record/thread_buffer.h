@@ -38,7 +38,9 @@ class ThreadBuffer {
   // Collector: appends events committed since the last call to `out` (or drops them when `out`
   // is null) and frees chunks the writer has finished with. Safe while the writer appends.
   void consume(std::vector<RawEvent>* out);
-  bool has_unconsumed() const;
+  bool has_unconsumed() const { return unconsumed() != 0; }
+  // Events committed and not consumed yet. Safe while the writer appends.
+  uint64_t unconsumed() const;
 
   uint32_t index() const { return index_; }
   int64_t os_tid() const { return os_tid_; }

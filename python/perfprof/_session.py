@@ -62,6 +62,7 @@ class Session:
             _guarded(collector, "window begin", collector.window_begin)
         if capture_path is not None:
             self._stream = _core.CaptureStream(capture_path)
+            self._stream.start_flushing(self.options.experimental_config.capture_buffer_mb << 20)
             self._check_stream()
 
     def flush(self) -> None:

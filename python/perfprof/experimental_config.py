@@ -86,8 +86,8 @@ class ExperimentalConfig:
             Level0, ``PipeUtilization`` at Level1 and Level2).
         l2_cache: collect L2 cache hit rates.
         op_attr: collect operator attributes.
-        data_simplification: keep only the final outputs of a run directory (perfprof writes no
-            intermediate files, so this holds whatever the value).
+        data_simplification: remove a run directory's capture once its trace and tables are
+            written (False keeps it, for ``perfprof analyse`` to write them again).
         record_op_args: record operators' scalar argument values (``Concrete Inputs``), as
             ``record_shapes`` does.
         gc_detect_threshold: record Python GC pauses at or above this many milliseconds
@@ -96,6 +96,9 @@ class ExperimentalConfig:
             ``("cpu", "mem", "disk", "network", "osrt")``.
         sys_io: collect NIC / RoCE counters.
         sys_interconnection: collect NVLink / PCIe bandwidth.
+        capture_buffer_mb: (perfprof) the most memory, in MiB, recorded events may hold while a
+            run directory's capture is written (``tensorboard_trace_handler``): beyond it they
+            are moved to the capture file before the step ends (default 256).
 
     Options whose collection this version does not have yet are accepted and logged once when a
     profiler starts with them set; see docs/api.md for the list.
@@ -104,7 +107,7 @@ class ExperimentalConfig:
     __slots__ = (
         "export_type", "profiler_level", "mstx", "mstx_domain_include", "mstx_domain_exclude",
         "gpu_metrics", "l2_cache", "op_attr", "data_simplification", "record_op_args",
-        "gc_detect_threshold", "host_sys", "sys_io", "sys_interconnection",
+        "gc_detect_threshold", "host_sys", "sys_io", "sys_interconnection", "capture_buffer_mb",
     )
 
     def __init__(
@@ -124,6 +127,7 @@ class ExperimentalConfig:
         sys_io: bool = False,
         sys_interconnection: bool = False,
         msprof_tx: Optional[bool] = None,
+        capture_buffer_mb: int = 256,
     ) -> None:
         self.export_type: List[ExportType] = _export_types(export_type)
         self.profiler_level: ProfilerLevel = _member(ProfilerLevel, profiler_level, "profiler_level")
@@ -149,6 +153,7 @@ class ExperimentalConfig:
         self.host_sys: List[str] = _host_sys(host_sys)
         self.sys_io: bool = _flag(sys_io, "sys_io")
         self.sys_interconnection: bool = _flag(sys_interconnection, "sys_interconnection")
+        self.capture_buffer_mb: int = _positive_int(capture_buffer_mb, "capture_buffer_mb")
 
     @property
     def msprof_tx(self) -> bool:
@@ -172,6 +177,7 @@ class ExperimentalConfig:
             "host_sys": list(self.host_sys),
             "sys_io": self.sys_io,
             "sys_interconnection": self.sys_interconnection,
+            "capture_buffer_mb": self.capture_buffer_mb,
         }
 
     def uncollected_options(self) -> List[str]:
@@ -193,6 +199,14 @@ class ExperimentalConfig:
     def __repr__(self) -> str:
         fields = ", ".join(f"{k}={v!r}" for k, v in self.to_dict().items())
         return f"ExperimentalConfig({fields})"
+
+
+def _positive_int(value: object, field: str) -> int:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError(f"ExperimentalConfig: '{field}' must be an int, got {type(value).__name__}")
+    if value < 1:
+        raise ValueError(f"ExperimentalConfig: '{field}' must be >= 1, got {value}")
+    return value
 
 
 def _flag(value: object, field: str) -> bool:

@@ -33,9 +33,15 @@ def outputs(run_dir: Path) -> Dict[str, bytes]:
     return {path.name: path.read_bytes() for path in sorted((run_dir / OUTPUT_DIR).iterdir())}
 
 
+def child_env() -> Dict[str, str]:
+    """The environment of a child Python that imports the perfprof these tests import (the
+    source tree's in a development build, the installed one in CI)."""
+    package_parent = os.path.dirname(os.path.dirname(os.path.abspath(perfprof.__file__)))
+    return dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [package_parent, os.environ.get("PYTHONPATH")])))
+
+
 def perfprof_command(*args: str, **kwargs) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO / "python"), os.environ.get("PYTHONPATH")])))
-    return subprocess.run([sys.executable, "-m", "perfprof", *args], capture_output=True, text=True, env=env,
+    return subprocess.run([sys.executable, "-m", "perfprof", *args], capture_output=True, text=True, env=child_env(),
                           timeout=300, **kwargs)
 
 
@@ -67,7 +73,7 @@ def test_a_run_directory_gets_its_capture_and_analysing_it_rewrites_the_same_out
 
 def test_the_example_analysed_offline_gives_the_bytes_it_wrote(tmp_path):
     subprocess.run([sys.executable, str(EXAMPLE), "--out", str(tmp_path), "--keep-capture"], check=True, timeout=300,
-                   capture_output=True, env=dict(os.environ, PYTHONPATH=str(REPO / "python")))
+                   capture_output=True, env=child_env())
     (run_dir,) = run_dirs(tmp_path)
     in_process = outputs(run_dir)
     assert {"memory_record.csv", "operator_memory.csv"} <= set(in_process)
@@ -126,7 +132,7 @@ with perfprof.profile(schedule=perfprof.schedule(wait=0, warmup=0, active=8, rep
 
 def test_a_run_killed_during_step_4_is_analysed_up_to_step_3(tmp_path):
     child = subprocess.Popen([sys.executable, "-c", KILLED, str(tmp_path)], stdout=subprocess.PIPE, text=True,
-                             env=dict(os.environ, PYTHONPATH=str(REPO / "python")))
+                             env=child_env())
     try:
         assert child.stdout.readline() == "step 4\n"
         child.send_signal(signal.SIGKILL)
@@ -205,3 +211,30 @@ def test_a_gpu_run_analysed_offline_gives_the_bytes_it_wrote(tmp_path):
     (result,) = perfprof.analyse(str(run_dir))
     assert result.ok and result.warning == "", result
     assert outputs(run_dir) == in_process
+
+
+CAPPED = """
+import os, resource, sys, threading
+import perfprof
+from perfprof import _core
+config = perfprof.ExperimentalConfig(mstx=True, capture_buffer_mb=8, data_simplification=False)
+handler = perfprof.tensorboard_trace_handler(sys.argv[1], worker_name="capped", analyse_flag=False)
+with perfprof.profile(on_trace_ready=handler, experimental_config=config) as prof:  # one step, no schedule
+    for _ in range(600_000):  # 19 MB of events, more than twice the cap
+        perfprof.mstx.mark("m")
+    session = prof._session
+    buffered = _core.buffered_events()
+print(session._stream.cap_flushes, buffered, session._stream.events_appended)
+"""
+
+
+def test_events_beyond_the_buffer_cap_go_to_the_capture_before_the_step_ends(tmp_path):
+    result = subprocess.run([sys.executable, "-c", CAPPED, str(tmp_path)], capture_output=True, text=True, timeout=300,
+                            env=child_env(), check=True)
+    cap_flushes, buffered, appended = map(int, result.stdout.split())
+    assert cap_flushes >= 1 and appended >= 8 << 20 >> 1 >> 5  # at least one cap's half moved out
+    assert buffered < 600_000  # not everything was held in memory at the end of the step
+    (run_dir,) = run_dirs(tmp_path)
+    (result,) = perfprof.analyse(str(run_dir))
+    trace = load_trace(result.trace_file)
+    assert sum(1 for e in trace["traceEvents"] if e.get("name") == "m") == 600_000  # nothing lost on the way

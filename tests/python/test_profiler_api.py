@@ -190,6 +190,8 @@ class TestExperimentalConfig:
         ("host_sys", "cpu", TypeError),
         ("sys_io", 1, TypeError),
         ("sys_interconnection", "on", TypeError),
+        ("capture_buffer_mb", 0, ValueError),
+        ("capture_buffer_mb", 1.5, TypeError),
     ])
     def test_bad_values_name_the_field(self, field, value, error):
         with pytest.raises(error, match=field):
