@@ -43,12 +43,6 @@ class ByteWriter {
   void operator()(const T (&items)[N]) {
     for (const T& item : items) (*this)(item);
   }
-  // Trivially copyable records in bulk, as their in-memory bytes (the layout is the format).
-  template <typename T>
-  void raw(const T* items, size_t count) {
-    static_assert(std::is_trivially_copyable_v<T>);
-    out_.append(reinterpret_cast<const char*>(items), count * sizeof(T));
-  }
 
  private:
   std::string& out_;

@@ -2,7 +2,6 @@
 #include <cstdint>
 #include <cstring>
 #include <fstream>
-#include <iterator>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -23,8 +22,8 @@ namespace {
 
 using capture_format::ChunkKind;
 
-// The file header; returns where the first chunk begins.
-size_t read_file_header(std::string_view bytes) {
+// The file header (`bytes`: the first bytes of `total` ones); returns where the first chunk begins.
+uint64_t read_file_header(std::string_view bytes, uint64_t total) {
   if (bytes.size() < capture_format::kFileHeaderBytes ||
       std::memcmp(bytes.data(), capture_format::kMagic, sizeof(capture_format::kMagic)) != 0) {
     throw CaptureFormatError("not a perfprof capture");
@@ -40,7 +39,7 @@ size_t read_file_header(std::string_view bytes) {
     throw CaptureFormatError(fmt::format("capture format {}.{}: this perfprof reads {}.x", major, minor,
                                          capture_format::kVersionMajor));
   }
-  if (header_bytes < capture_format::kFileHeaderBytes || header_bytes > bytes.size()) {
+  if (header_bytes < capture_format::kFileHeaderBytes || header_bytes > total) {
     throw CaptureFormatError("the capture's header is cut short");
   }
   return header_bytes;
@@ -206,31 +205,71 @@ class CaptureAssembler {
   std::unordered_map<uint32_t, size_t> thread_rows_;  // buffer index -> row in capture_.host.threads
 };
 
-}  // namespace
+// The bytes of a capture in memory.
+class MemorySource {
+ public:
+  explicit MemorySource(std::string_view bytes) : bytes_(bytes) {}
+  uint64_t size() const { return bytes_.size(); }
+  // The `count` bytes at `offset`; those that remain when fewer do.
+  std::string_view read(uint64_t offset, uint64_t count) {
+    return offset >= bytes_.size() ? std::string_view() : bytes_.substr(offset, count);
+  }
 
-CaptureReading read_capture(std::string_view bytes) {
-  size_t offset = read_file_header(bytes);
+ private:
+  std::string_view bytes_;
+};
+
+// The bytes of a capture file, read a chunk at a time into one buffer: reading a capture holds
+// one chunk of its bytes at most, not the whole file.
+class FileSource {
+ public:
+  explicit FileSource(const std::string& path) : path_(path), file_(path, std::ios::binary) {
+    if (!file_) throw std::runtime_error(fmt::format("cannot open {}", path));
+    file_.seekg(0, std::ios::end);
+    size_ = static_cast<uint64_t>(file_.tellg());
+  }
+  uint64_t size() const { return size_; }
+  std::string_view read(uint64_t offset, uint64_t count) {
+    const uint64_t available = offset >= size_ ? 0 : std::min(count, size_ - offset);
+    buffer_.resize(available);
+    file_.seekg(static_cast<std::streamoff>(offset));
+    if (available > 0 && !file_.read(buffer_.data(), static_cast<std::streamsize>(available))) {
+      throw std::runtime_error(fmt::format("cannot read {}", path_));
+    }
+    return buffer_;
+  }
+
+ private:
+  std::string path_;
+  std::ifstream file_;
+  uint64_t size_ = 0;
+  std::string buffer_;
+};
+
+template <typename Source>
+CaptureReading read_chunks(Source& source) {
+  uint64_t offset = read_file_header(source.read(0, capture_format::kFileHeaderBytes), source.size());
   CaptureAssembler assembler;
   CaptureReading reading;
-  while (offset < bytes.size()) {
-    if (bytes.size() - offset < capture_format::kChunkHeaderBytes) {
+  while (offset < source.size()) {
+    ByteReader header(source.read(offset, capture_format::kChunkHeaderBytes));
+    if (header.remaining() < capture_format::kChunkHeaderBytes) {
       reading.problem = fmt::format("the capture is cut short at byte {} (inside a chunk header)", offset);
       break;
     }
-    ByteReader header(bytes.substr(offset, capture_format::kChunkHeaderBytes));
     uint32_t kind = 0;
     uint32_t crc = 0;
     uint64_t size = 0;
     header(kind);
     header(crc);
     header(size);
-    const size_t payload_offset = offset + capture_format::kChunkHeaderBytes;
-    if (size > bytes.size() - payload_offset) {
+    const uint64_t payload_offset = offset + capture_format::kChunkHeaderBytes;
+    if (size > source.size() - payload_offset) {
       reading.problem = fmt::format("the capture is cut short at byte {} (chunk of kind {} needs {} bytes, {} remain)",
-                                    offset, kind, size, bytes.size() - payload_offset);
+                                    offset, kind, size, source.size() - payload_offset);
       break;
     }
-    const std::string_view payload = bytes.substr(payload_offset, size);
+    const std::string_view payload = source.read(payload_offset, size);
     if (crc32_of(payload) != crc) {
       reading.problem = fmt::format("the chunk at byte {} (kind {}) is corrupt: its checksum does not match", offset, kind);
       break;
@@ -254,12 +293,16 @@ CaptureReading read_capture(std::string_view bytes) {
   return reading;
 }
 
+}  // namespace
+
+CaptureReading read_capture(std::string_view bytes) {
+  MemorySource source(bytes);
+  return read_chunks(source);
+}
+
 CaptureReading read_capture_file(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) throw std::runtime_error(fmt::format("cannot open {}", path));
-  const std::string bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
-  if (file.bad()) throw std::runtime_error(fmt::format("cannot read {}", path));
-  return read_capture(bytes);
+  FileSource source(path);
+  return read_chunks(source);
 }
 
 }  // namespace perfprof

@@ -33,19 +33,27 @@ CaptureWriter::CaptureWriter(Sink& sink) : sink_(sink) {
 
 template <typename Encode>
 void CaptureWriter::chunk(ChunkKind kind, Encode&& encode) {
+  chunk(kind, std::forward<Encode>(encode), std::string_view());
+}
+
+template <typename Encode>
+void CaptureWriter::chunk(ChunkKind kind, Encode&& encode, std::string_view raw) {
   payload_.clear();
   ByteWriter payload(payload_);
   encode(payload);
   std::string header;
   ByteWriter out(header);
   out(static_cast<uint32_t>(kind));
-  out(crc32_of(payload_));
-  out(static_cast<uint64_t>(payload_.size()));
+  out(crc32_of(raw, crc32_of(payload_)));
+  out(static_cast<uint64_t>(payload_.size() + raw.size()));
   emit(header);
   emit(payload_);
+  emit(raw);
 }
 
-void CaptureWriter::emit(const std::string& bytes) { ok_ = ok_ && sink_.write(bytes); }
+void CaptureWriter::emit(std::string_view bytes) {
+  if (!bytes.empty()) ok_ = ok_ && sink_.write(bytes);
+}
 
 void CaptureWriter::process(const ProcessInfo& process) {
   chunk(ChunkKind::Process, [&](ByteWriter& w) { w(process); });
@@ -80,11 +88,14 @@ void CaptureWriter::thread(const ThreadEvents& thread) {
   }
   for (size_t first = 0; first < thread.events.size(); first += kEventsPerChunk) {
     const size_t count = std::min(kEventsPerChunk, thread.events.size() - first);
-    chunk(ChunkKind::HostEvents, [&](ByteWriter& w) {
-      w(thread.index);
-      w(static_cast<uint64_t>(count));
-      w.raw(thread.events.data() + first, count);
-    });
+    const auto* events = reinterpret_cast<const char*>(thread.events.data() + first);
+    chunk(
+        ChunkKind::HostEvents,
+        [&](ByteWriter& w) {
+          w(thread.index);
+          w(static_cast<uint64_t>(count));
+        },
+        std::string_view(events, count * sizeof(RawEvent)));
   }
 }
 

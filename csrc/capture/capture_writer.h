@@ -4,6 +4,7 @@
 // for the sink: after its first failure nothing more is written and ok() is false.
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -33,8 +34,12 @@ class CaptureWriter {
  private:
   template <typename Encode>
   void chunk(capture_format::ChunkKind kind, Encode&& encode);
+  // A chunk whose payload is what `encode` writes followed by `raw`, which is written from where
+  // it is (a thread's events: no copy of them is made).
+  template <typename Encode>
+  void chunk(capture_format::ChunkKind kind, Encode&& encode, std::string_view raw);
   void thread(const ThreadEvents& thread);
-  void emit(const std::string& bytes);
+  void emit(std::string_view bytes);
 
   Sink& sink_;
   std::string payload_;

@@ -8,8 +8,8 @@
 
 namespace perfprof {
 
-inline uint32_t crc32_of(std::string_view bytes) {
-  uLong crc = crc32(0L, Z_NULL, 0);
+// `crc` continues a checksum over earlier bytes (0: none yet).
+inline uint32_t crc32_of(std::string_view bytes, uint32_t crc = 0) {
   while (!bytes.empty()) {  // zlib takes a uInt length: large payloads go in pieces
     const auto piece = static_cast<uInt>(std::min<size_t>(bytes.size(), UINT32_MAX));
     crc = crc32(crc, reinterpret_cast<const Bytef*>(bytes.data()), piece);
