@@ -124,37 +124,24 @@ class Builder {
 
  private:
   void begin_range(const RawEvent& event, uint32_t track) {
-    RangeTable& r = model_.ranges;
-    open_stack_.emplace_back(event.payload, r.size());
-    r.begin_ns.push_back(event.ts_ns);
-    r.end_ns.push_back(kOpen);
-    r.name.push_back(event.name);
-    r.category.push_back(event.category);
-    r.args.push_back(event.args);
-    r.track.push_back(track);
-    r.end_track.push_back(track);
-    r.id.push_back(event.payload);
-    r.flags.push_back(0);
-    r.correlation.push_back(0);
-    r.external_id.push_back(0);
-    r.sequence.push_back(-1);
+    RangeRow row;
+    row.begin_ns = event.ts_ns;
+    row.end_ns = kOpen;
+    row.name = event.name;
+    row.category = event.category;
+    row.args = event.args;
+    row.track = row.end_track = track;
+    row.id = event.payload;
+    open_stack_.emplace_back(event.payload, model_.ranges.append(row));
   }
 
   size_t append_complete_row(int64_t begin_ns, int64_t end_ns, uint32_t track, uint64_t id) {
-    RangeTable& r = model_.ranges;
-    r.begin_ns.push_back(begin_ns);
-    r.end_ns.push_back(std::max(begin_ns, end_ns));
-    r.name.push_back(kEmptyString);
-    r.category.push_back(kEmptyString);
-    r.args.push_back(kEmptyString);
-    r.track.push_back(track);
-    r.end_track.push_back(track);
-    r.id.push_back(id);
-    r.flags.push_back(0);
-    r.correlation.push_back(0);
-    r.external_id.push_back(0);
-    r.sequence.push_back(-1);
-    return r.size() - 1;
+    RangeRow row;
+    row.begin_ns = begin_ns;
+    row.end_ns = std::max(begin_ns, end_ns);
+    row.track = row.end_track = track;
+    row.id = id;
+    return model_.ranges.append(row);
   }
 
   void set_sequence(const RawEvent& event) {
@@ -176,22 +163,13 @@ class Builder {
   }
 
   void add_instant(const RawEvent& event, uint32_t track) {
-    InstantTable& t = model_.instants;
-    t.ts_ns.push_back(event.ts_ns);
-    t.name.push_back(event.name);
-    t.category.push_back(event.category);
-    t.args.push_back(event.args);
-    t.track.push_back(track);
+    model_.instants.append({event.ts_ns, event.name, event.category, event.args, track});
   }
 
   void add_counter(const RawEvent& event, uint32_t track) {
-    CounterTable& t = model_.counters;
     double value = 0;
     std::memcpy(&value, &event.payload, sizeof(value));
-    t.ts_ns.push_back(event.ts_ns);
-    t.name.push_back(event.name);
-    t.value.push_back(value);
-    t.track.push_back(track);
+    model_.counters.append({event.ts_ns, event.name, value, track});
   }
 
   // Ranges are stored per track in begin order, outer range first on equal begins. A range that
@@ -297,18 +275,7 @@ class Builder {
       if (r.begin_ns[a] != r.begin_ns[b]) return r.begin_ns[a] < r.begin_ns[b];
       return r.end_ns[a] > r.end_ns[b];
     });
-    permute(r.begin_ns, order); permute(r.end_ns, order); permute(r.name, order);
-    permute(r.category, order); permute(r.args, order); permute(r.track, order);
-    permute(r.end_track, order); permute(r.id, order); permute(r.flags, order);
-    permute(r.correlation, order); permute(r.external_id, order); permute(r.sequence, order);
-  }
-
-  template <typename T>
-  static void permute(std::vector<T>& column, const std::vector<size_t>& order) {
-    std::vector<T> sorted;
-    sorted.reserve(column.size());
-    for (size_t i : order) sorted.push_back(column[i]);
-    column.swap(sorted);
+    r.reorder(order);
   }
 
   // Bound of the error between torch's converted times and perfprof's clock, far below the

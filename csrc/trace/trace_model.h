@@ -14,6 +14,15 @@
 
 namespace perfprof {
 
+// `column` with its elements in the order `order` lists their indexes.
+template <typename T>
+void reorder(std::vector<T>& column, const std::vector<size_t>& order) {
+  std::vector<T> sorted;
+  sorted.reserve(column.size());
+  for (size_t i : order) sorted.push_back(column[i]);
+  column.swap(sorted);
+}
+
 // The track of Python garbage-collection pauses. No OS thread has this id: Linux's pid_max is
 // at most 2^22.
 constexpr int64_t kGcTrackTid = int64_t{1} << 30;
@@ -33,16 +42,60 @@ enum RangeFlag : uint8_t {
   kRangeImported = 1u << 2,    // recorded by torch's profiler: times converted from its clock
 };
 
+// A row of RangeTable, as it is appended.
+struct RangeRow {
+  int64_t begin_ns = 0;
+  int64_t end_ns = 0;
+  StringId name = kEmptyString;
+  StringId category = kEmptyString;
+  StringId args = kEmptyString;
+  uint32_t track = 0;      // index into TraceModel::threads
+  uint32_t end_track = 0;  // the track its end was recorded on
+  uint64_t id = 0;
+  uint8_t flags = 0;
+  uint32_t correlation = 0;  // CUDA API calls: CUPTI correlation id, else 0
+  uint64_t external_id = 0;  // CUDA API calls: enclosing host range id, else 0
+  int64_t sequence = -1;     // PyTorch operators: autograd sequence number, else -1
+};
+
+// Struct of arrays: one column per RangeRow field, rows appended and reordered whole.
 struct RangeTable {
   std::vector<int64_t> begin_ns, end_ns;
   std::vector<StringId> name, category, args;
-  std::vector<uint32_t> track, end_track;  // indexes into TraceModel::threads
+  std::vector<uint32_t> track, end_track;
   std::vector<uint64_t> id;
   std::vector<uint8_t> flags;
-  std::vector<uint32_t> correlation;  // CUDA API calls: CUPTI correlation id, else 0
-  std::vector<uint64_t> external_id;  // CUDA API calls: enclosing host range id, else 0
-  std::vector<int64_t> sequence;      // PyTorch operators: autograd sequence number, else -1
+  std::vector<uint32_t> correlation;
+  std::vector<uint64_t> external_id;
+  std::vector<int64_t> sequence;
+
   size_t size() const { return begin_ns.size(); }
+  size_t append(const RangeRow& row) {
+    for_each_column(row, [](auto& column, const auto& value) { column.push_back(value); });
+    return size() - 1;
+  }
+  // Rows in the order `order` lists them.
+  void reorder(const std::vector<size_t>& order) {
+    for_each_column(RangeRow{}, [&](auto& column, const auto&) { perfprof::reorder(column, order); });
+  }
+
+ private:
+  // The one list pairing each column with its RangeRow field.
+  template <typename Visit>
+  void for_each_column(const RangeRow& row, Visit&& visit) {
+    visit(begin_ns, row.begin_ns);
+    visit(end_ns, row.end_ns);
+    visit(name, row.name);
+    visit(category, row.category);
+    visit(args, row.args);
+    visit(track, row.track);
+    visit(end_track, row.end_track);
+    visit(id, row.id);
+    visit(flags, row.flags);
+    visit(correlation, row.correlation);
+    visit(external_id, row.external_id);
+    visit(sequence, row.sequence);
+  }
 };
 
 // A forward operator and the backward operator autograd ran for it, as rows of TraceModel::ranges.
@@ -51,11 +104,34 @@ struct ForwardBackwardLink {
   size_t backward = 0;
 };
 
+struct InstantRow {
+  int64_t ts_ns = 0;
+  StringId name = kEmptyString;
+  StringId category = kEmptyString;
+  StringId args = kEmptyString;
+  uint32_t track = 0;
+};
+
 struct InstantTable {
   std::vector<int64_t> ts_ns;
   std::vector<StringId> name, category, args;
   std::vector<uint32_t> track;
+
   size_t size() const { return ts_ns.size(); }
+  void append(const InstantRow& row) {
+    ts_ns.push_back(row.ts_ns);
+    name.push_back(row.name);
+    category.push_back(row.category);
+    args.push_back(row.args);
+    track.push_back(row.track);
+  }
+};
+
+struct CounterRow {
+  int64_t ts_ns = 0;
+  StringId name = kEmptyString;
+  double value = 0;
+  uint32_t track = 0;
 };
 
 struct CounterTable {
@@ -63,7 +139,14 @@ struct CounterTable {
   std::vector<StringId> name;
   std::vector<double> value;
   std::vector<uint32_t> track;
+
   size_t size() const { return ts_ns.size(); }
+  void append(const CounterRow& row) {
+    ts_ns.push_back(row.ts_ns);
+    name.push_back(row.name);
+    value.push_back(row.value);
+    track.push_back(row.track);
+  }
 };
 
 struct TraceStats {

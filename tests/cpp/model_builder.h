@@ -16,20 +16,16 @@ class ModelBuilder {
 
   size_t range(int64_t begin, int64_t end, std::string_view name, std::string_view category = "cpu_op",
                uint64_t id = 0, uint8_t flags = 0, uint32_t track = 0, std::string_view args = "") {
-    RangeTable& r = model_.ranges;
-    r.begin_ns.push_back(begin);
-    r.end_ns.push_back(end);
-    r.name.push_back(intern(name));
-    r.category.push_back(intern(category));
-    r.args.push_back(intern(args));
-    r.track.push_back(track);
-    r.end_track.push_back(track);
-    r.id.push_back(id);
-    r.flags.push_back(flags);
-    r.correlation.push_back(0);
-    r.external_id.push_back(0);
-    r.sequence.push_back(-1);
-    return r.size() - 1;
+    RangeRow row;
+    row.begin_ns = begin;
+    row.end_ns = end;
+    row.name = intern(name);
+    row.category = intern(category);
+    row.args = intern(args);
+    row.track = row.end_track = track;
+    row.id = id;
+    row.flags = flags;
+    return model_.ranges.append(row);
   }
   size_t op(int64_t begin, int64_t end, std::string_view name, uint64_t id, std::string_view args) {
     return range(begin, end, name, "cpu_op", id, 0, 0, args);
