@@ -10,36 +10,31 @@
 #include <optional>
 #include <stdexcept>
 #include <string_view>
+#include <unordered_map>
 
+#include "analysis/analysed_trace.h"
+#include "analysis/key_averages.h"
+#include "analysis/op_annotations.h"
 #include "bindings/fast_calls.h"
 #include "bindings/gc_monitor.h"
 #include "bindings/module_calls.h"
 #include "bindings/python_tracer.h"
 #include "bindings/torch_memory.h"
 #include "bindings/torch_results.h"
-#include "analysis/key_averages.h"
-#include "analysis/op_annotations.h"
-#include "analysis/op_tree.h"
-#include "export/folded_stacks.h"
-#include "export/memory_csv.h"
-#include "export/memory_timeline.h"
-#include "export/memory_timeline_html.h"
-#include "export/output_file.h"
-#include "memory/categorizer.h"
-#include "memory/timeline.h"
+#include "capture/capture_file.h"
+#include "capture/capture_stream.h"
+#include "capture/live_capture.h"
+#include "capture/sink.h"
 #include "common/clock.h"
 #include "cupti/activity_collector.h"
 #include "cupti/cupti_library.h"
-#include "export/chrome_trace.h"
+#include "export/exporters.h"
+#include "memory/timeline.h"
 #include "mstx/mstx.h"
 #include "record/recorder.h"
 #include "schedule/schedule.h"
 #include "schedule/step_controller.h"
 #include "torch_hooks/profiler_stubs.h"
-#include "capture/capture_file.h"
-#include "capture/capture_stream.h"
-#include "capture/live_capture.h"
-#include "capture/sink.h"
 #include "trace/trace_builder.h"
 
 namespace py = pybind11;
@@ -60,35 +55,22 @@ py::list to_list(const std::vector<Transition>& transitions) {
   return out;
 }
 
-// A collected trace, shared by the profiler and any exporter running in the background.
+// A collected trace as the Python module hands it out: the analysed trace (shared with exporters
+// running in the background) and, when it was kept, the capture it was built from.
 class Trace {
  public:
-  Trace(TraceModel model, OpTree tree, std::string capture)
-      : model_(std::make_shared<const TraceModel>(std::move(model))),
-        tree_(std::make_shared<const OpTree>(std::move(tree))),
-        capture_(std::make_shared<const std::string>(std::move(capture))) {}
+  Trace(AnalysedTrace analysed, std::string capture)
+      : analysed_(std::move(analysed)), capture_(std::make_shared<const std::string>(std::move(capture))) {}
 
-  const TraceModel& model() const { return *model_; }
-  const OpTree& tree() const { return *tree_; }
+  const AnalysedTrace& analysed() const { return analysed_; }
+  const TraceModel& model() const { return analysed_.model(); }
   // The capture file's bytes, when it was kept; empty otherwise.
   const std::string& capture() const { return *capture_; }
-  // Categorized on first use: only memory exports need it.
-  const memory::MemoryProfile& memory_profile() const {
-    std::call_once(memory_->once, [&] { memory_->profile = memory::categorize(model_->memory.events); });
-    return *memory_->profile;
-  }
 
  private:
-  struct LazyMemoryProfile {
-    std::once_flag once;
-    std::optional<memory::MemoryProfile> profile;
-  };
-  std::shared_ptr<const TraceModel> model_;
-  std::shared_ptr<const OpTree> tree_;
+  AnalysedTrace analysed_;
   std::shared_ptr<const std::string> capture_;
-  std::shared_ptr<LazyMemoryProfile> memory_ = std::make_shared<LazyMemoryProfile>();
 };
-
 
 // Runs a file writer without the GIL; its failure becomes an OSError.
 template <typename Write>
@@ -108,8 +90,9 @@ void run_writer(Write&& write) {
   }
 }
 
-void export_trace(const Trace& trace, const std::string& path, const ChromeTraceOptions& options) {
-  run_writer([&] { write_chrome_trace(trace.model(), trace.tree(), path, options); });
+// Writes `trace` through `exporter` without the GIL; a failure becomes an OSError.
+void write_with(const Exporter& exporter, const Trace& trace, const std::string& path) {
+  run_writer([&] { exporter.write(trace.analysed(), path); });
 }
 
 py::dict stats_of(const TraceModel& m) {
@@ -149,8 +132,7 @@ py::list ranges_of(const TraceModel& m) {
 Trace trace_of(Capture capture, bool flops, std::string capture_bytes) {
   TraceModel model = build_trace(std::move(capture));
   if (flops) annotate_flops(model);
-  OpTree tree = build_op_tree(model);
-  return Trace(std::move(model), std::move(tree), std::move(capture_bytes));
+  return Trace(AnalysedTrace(std::move(model)), std::move(capture_bytes));
 }
 
 Trace collect_trace(int64_t window_begin_ns, int64_t window_end_ns, bool with_gpu, bool flops, bool keep_capture,
@@ -249,15 +231,11 @@ py::list memory_devices_of(const Trace& trace) {
   return devices;
 }
 
-memory::MemoryTimeline timeline_of(const Trace& trace, memory::Device device) {
-  return memory::build_timeline(trace.memory_profile(), trace.model().memory.events, device, trace.model().unix_offset_ns);
-}
-
 py::tuple memory_timeline_of(const Trace& trace, int device_type, int device_index) {
   memory::MemoryTimeline timeline;
   {
     py::gil_scoped_release release;
-    timeline = timeline_of(trace, device_of(device_type, device_index));
+    timeline = trace.analysed().memory_timeline(device_of(device_type, device_index));
   }
   py::list sizes;
   for (const memory::CategoryBytes& bytes : timeline.bytes) sizes.append(py::cast(std::vector<int64_t>(bytes.begin(), bytes.end())));
@@ -267,31 +245,20 @@ py::tuple memory_timeline_of(const Trace& trace, int device_type, int device_ind
 // format: "json" ([times, sizes]), "raw" (changes) or "html" (the plot).
 void export_memory_timeline(const Trace& trace, const std::string& path, int device_type, int device_index,
                             const std::string& format, const std::string& title) {
-  const memory::Device device = device_of(device_type, device_index);
-  if (format != "json" && format != "raw" && format != "html") throw std::invalid_argument("unknown format " + format);
-  run_writer([&] {
-    if (format == "raw") {
-      write_memory_timeline_raw(trace.memory_profile(), device, trace.model().unix_offset_ns, path);
-    } else if (format == "json") {
-      write_memory_timeline_json(timeline_of(trace, device), path);
-    } else {
-      OutputFile file(path);
-      file.write(memory_timeline_html(timeline_of(trace, device), title));
-      file.commit();
-    }
-  });
+  static const std::unordered_map<std::string, MemoryTimelineFormat> formats{
+      {"json", MemoryTimelineFormat::Json}, {"raw", MemoryTimelineFormat::Raw}, {"html", MemoryTimelineFormat::Html}};
+  const auto found = formats.find(format);
+  if (found == formats.end()) throw std::invalid_argument("unknown format " + format);
+  write_with(MemoryTimelineExporter(device_of(device_type, device_index), found->second, title), trace, path);
 }
 
 void export_memory_tables(const Trace& trace, const std::string& record_path, const std::string& operator_path) {
-  run_writer([&] {
-    write_memory_record_csv(trace.model(), record_path);
-    write_operator_memory_csv(trace.model(), trace.memory_profile(), operator_path);
-  });
+  write_with(MemoryRecordCsvExporter(), trace, record_path);
+  write_with(OperatorMemoryCsvExporter(), trace, operator_path);
 }
 
 void export_folded_stacks(const Trace& trace, const std::string& path, bool device_metric) {
-  const FoldedMetric metric = device_metric ? FoldedMetric::SelfDevice : FoldedMetric::SelfCpu;
-  run_writer([&] { write_folded_stacks(trace.model(), trace.tree(), path, metric); });
+  write_with(FoldedStacksExporter(device_metric ? FoldedMetric::SelfDevice : FoldedMetric::SelfCpu), trace, path);
 }
 
 py::dict status_dict(const CuptiStatus& status) {
@@ -437,7 +404,7 @@ PYBIND11_MODULE(_core, m) {
              options.rank = rank;
              options.world_size = world_size;
              options.distributed_backend = std::move(backend);
-             export_trace(t, path, options);
+             write_with(ChromeTraceExporter(std::move(options)), t, path);
            },
            py::arg("path"), py::arg("metadata"), py::arg("rank") = 0, py::arg("world_size") = 1,
            py::arg("backend") = "");
