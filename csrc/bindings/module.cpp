@@ -23,7 +23,7 @@
 #include "bindings/torch_results.h"
 #include "capture/capture_file.h"
 #include "capture/capture_stream.h"
-#include "capture/live_capture.h"
+#include "capture/session_capture.h"
 #include "capture/sink.h"
 #include "common/clock.h"
 #include "cupti/activity_collector.h"
@@ -138,17 +138,7 @@ Trace trace_of(Capture capture, bool flops, std::string capture_bytes) {
 Trace collect_trace(int64_t window_begin_ns, int64_t window_end_ns, bool with_gpu, bool flops, bool keep_capture,
                     CaptureStream* stream) {
   py::gil_scoped_release release;
-  GpuInput gpu;
-  if (with_gpu) {
-    ActivityCollector& collector = ActivityCollector::instance();
-    gpu.collected = collector.take(true);
-    gpu.stream_annotations = collector.take_stream_annotations();
-    gpu.collected_any = true;
-  }
-  const CollectionWindow window{window_begin_ns, window_end_ns};
-  Capture capture = stream != nullptr
-                        ? complete_capture(*stream, Recorder::instance().collect(), std::move(gpu), window)
-                        : capture_of_this_process(Recorder::instance().collect(), std::move(gpu), window);
+  Capture capture = capture_session(stream, with_gpu, {window_begin_ns, window_end_ns});
   StringSink kept;
   if (keep_capture) write_capture(capture, kept);
   return trace_of(std::move(capture), flops, kept.bytes());
