@@ -104,11 +104,14 @@ class ExperimentalConfig:
     profiler starts with them set; see docs/api.md for the list.
     """
 
-    __slots__ = (
+    # The fields, in the order to_dict() and profiler_info.json give them. __init__ sets each
+    # one, checked; everything else (slots, to_dict, equality, repr) is derived from this list.
+    FIELDS = (
         "export_type", "profiler_level", "mstx", "mstx_domain_include", "mstx_domain_exclude",
         "gpu_metrics", "l2_cache", "op_attr", "data_simplification", "record_op_args",
         "gc_detect_threshold", "host_sys", "sys_io", "sys_interconnection", "capture_buffer_mb",
     )
+    __slots__ = FIELDS
 
     def __init__(
         self,
@@ -161,24 +164,9 @@ class ExperimentalConfig:
         return self.mstx
 
     def to_dict(self) -> Dict[str, Any]:
-        """The configuration as JSON-ready values (the form profiler_info.json records)."""
-        return {
-            "export_type": [t.value for t in self.export_type],
-            "profiler_level": self.profiler_level.value,
-            "mstx": self.mstx,
-            "mstx_domain_include": list(self.mstx_domain_include),
-            "mstx_domain_exclude": list(self.mstx_domain_exclude),
-            "gpu_metrics": self.gpu_metrics.value,
-            "l2_cache": self.l2_cache,
-            "op_attr": self.op_attr,
-            "data_simplification": self.data_simplification,
-            "record_op_args": self.record_op_args,
-            "gc_detect_threshold": self.gc_detect_threshold,
-            "host_sys": list(self.host_sys),
-            "sys_io": self.sys_io,
-            "sys_interconnection": self.sys_interconnection,
-            "capture_buffer_mb": self.capture_buffer_mb,
-        }
+        """The configuration as JSON-ready values (the form profiler_info.json records), which
+        ``ExperimentalConfig(**to_dict())`` reads back."""
+        return {field: _json_value(getattr(self, field)) for field in self.FIELDS}
 
     def uncollected_options(self) -> List[str]:
         """Options set to a non-default value whose collection this version does not have."""
@@ -199,6 +187,15 @@ class ExperimentalConfig:
     def __repr__(self) -> str:
         fields = ", ".join(f"{k}={v!r}" for k, v in self.to_dict().items())
         return f"ExperimentalConfig({fields})"
+
+
+def _json_value(value: Any) -> Any:
+    """A field's value as JSON has it: enums by value, lists copied."""
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, list):
+        return [_json_value(item) for item in value]
+    return value
 
 
 def _positive_int(value: object, field: str) -> int:

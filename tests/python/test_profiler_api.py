@@ -206,6 +206,12 @@ class TestExperimentalConfig:
         config = ExperimentalConfig(mstx=True, mstx_domain_include=["a"], mstx_domain_exclude=["b"])
         assert config.mstx_domain_include == ["a"] and config.mstx_domain_exclude == []
 
+    def test_every_argument_is_a_field_of_to_dict(self):
+        import inspect
+
+        arguments = set(inspect.signature(ExperimentalConfig.__init__).parameters) - {"self", "msprof_tx"}
+        assert arguments == set(ExperimentalConfig.FIELDS) == set(ExperimentalConfig().to_dict())
+
     def test_round_trip_and_equality(self):
         config = ExperimentalConfig(mstx=True, profiler_level="Level1", gc_detect_threshold=1, host_sys=["CPU"])
         as_dict = config.to_dict()
