@@ -1,6 +1,11 @@
 #include "capture/capture_stream.h"
 
+#include <unistd.h>
+
+#include <pthread.h>
+
 #include <chrono>
+#include <set>
 #include <exception>
 #include <utility>
 
@@ -16,9 +21,46 @@ namespace {
 // threads, 5 ms is 1.6 MB of events.
 constexpr std::chrono::milliseconds kFlushPoll{5};
 
+// A flushing thread holds the recorder's locks while it drains it. A fork in the middle would
+// leave them locked in the child forever (its first discard() would hang), so every live
+// stream's flusher is parked across fork(): the forking thread takes each flusher's lock, which
+// the flusher holds whenever it is not waiting.
+class ForkGuard {
+ public:
+  static ForkGuard& instance() {
+    static ForkGuard* const guard = new ForkGuard();  // lives as long as fork handlers may run
+    return *guard;
+  }
+  void add(std::mutex* flusher_lock) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    locks_.insert(flusher_lock);
+  }
+  void remove(std::mutex* flusher_lock) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    locks_.erase(flusher_lock);
+  }
+
+ private:
+  ForkGuard() { pthread_atfork(&ForkGuard::prepare, &ForkGuard::release, &ForkGuard::release); }
+  static void prepare() {
+    ForkGuard& guard = instance();
+    guard.mutex_.lock();
+    for (std::mutex* flusher_lock : guard.locks_) flusher_lock->lock();
+  }
+  static void release() {
+    ForkGuard& guard = instance();
+    for (std::mutex* flusher_lock : guard.locks_) flusher_lock->unlock();
+    guard.mutex_.unlock();
+  }
+
+  std::mutex mutex_;
+  std::set<std::mutex*> locks_;
+};
+
 }  // namespace
 
-CaptureStream::CaptureStream(const std::string& path) : path_(path), sink_(path), writer_(sink_) {
+CaptureStream::CaptureStream(const std::string& path)
+    : path_(path), sink_(path), writer_(sink_), owner_pid_(getpid()) {
   writer_.process(this_process());
 }
 
@@ -58,24 +100,34 @@ void CaptureStream::append_locked(const CollectedEvents& host, const GpuInput& g
 
 void CaptureStream::start_flushing(uint64_t cap_bytes) {
   stop_flushing();
-  flusher_stop_ = false;
   const uint64_t cap_events = cap_bytes / 2 / sizeof(RawEvent);
-  flusher_ = std::thread([this, cap_events] { flush_at_cap(cap_events); });
+  flusher_ = std::make_unique<Flusher>();
+  ForkGuard::instance().add(&flusher_->mutex);
+  flusher_->thread = std::thread([this, cap_events] { flush_at_cap(cap_events); });
 }
 
 void CaptureStream::stop_flushing() {
-  if (!flusher_.joinable()) return;
-  {
-    std::lock_guard<std::mutex> lock(flusher_mutex_);
-    flusher_stop_ = true;
+  if (!flusher_) return;
+  ForkGuard::instance().remove(&flusher_->mutex);
+  if (getpid() != owner_pid_) {
+    // A forked child's copy: its thread stayed in the parent, and the condition variable still
+    // counts it as waiting, so destroying it would wait forever. Left as it is.
+    flusher_.release();
+    return;
   }
-  flusher_wake_.notify_all();
-  flusher_.join();
+  {
+    std::lock_guard<std::mutex> lock(flusher_->mutex);
+    flusher_->stop = true;
+  }
+  flusher_->wake.notify_all();
+  flusher_->thread.join();
+  flusher_.reset();
 }
 
 void CaptureStream::flush_at_cap(uint64_t cap_events) {
-  std::unique_lock<std::mutex> wait_lock(flusher_mutex_);
-  while (!flusher_wake_.wait_for(wait_lock, kFlushPoll, [this] { return flusher_stop_; })) {
+  Flusher& flusher = *flusher_;
+  std::unique_lock<std::mutex> wait_lock(flusher.mutex);
+  while (!flusher.wake.wait_for(wait_lock, kFlushPoll, [&] { return flusher.stop; })) {
     if (Recorder::instance().buffered_events() < cap_events) continue;
     std::lock_guard<std::mutex> lock(mutex_);
     if (!writer_.ok()) return;  // nothing more leaves memory

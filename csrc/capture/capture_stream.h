@@ -6,6 +6,7 @@
 // stream's own whenever the recorder holds more than a cap: recording never holds much more.
 #include <condition_variable>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -54,10 +55,16 @@ class CaptureStream {
   std::unordered_set<int64_t> named_threads_;
   uint64_t events_appended_ = 0;
   uint64_t cap_flushes_ = 0;
-  std::mutex flusher_mutex_;
-  std::condition_variable flusher_wake_;
-  bool flusher_stop_ = false;
-  std::thread flusher_;
+  // The flushing thread and what it waits on.
+  struct Flusher {
+    std::mutex mutex;  // held by the thread whenever it is not waiting
+    std::condition_variable wake;
+    bool stop = false;
+    std::thread thread;
+  };
+
+  const int64_t owner_pid_;  // a forked child's copy has no flushing thread to stop
+  std::unique_ptr<Flusher> flusher_;
 };
 
 // The whole capture of a session streamed to `stream`: what its file holds, read back, and

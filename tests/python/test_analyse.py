@@ -238,3 +238,31 @@ def test_events_beyond_the_buffer_cap_go_to_the_capture_before_the_step_ends(tmp
     (result,) = perfprof.analyse(str(run_dir))
     trace = load_trace(result.trace_file)
     assert sum(1 for e in trace["traceEvents"] if e.get("name") == "m") == 600_000  # nothing lost on the way
+
+
+FORK_WHILE_STREAMING = """
+import gc, os, sys
+import perfprof
+handler = perfprof.tensorboard_trace_handler(sys.argv[1], worker_name="forked")
+with perfprof.profile(schedule=perfprof.schedule(wait=0, warmup=0, active=3, repeat=1), on_trace_ready=handler) as prof:
+    for step in range(3):
+        with perfprof.record_function(f"work {step}"):
+            if step == 1:  # a worker forked while the capture is written (a DataLoader worker)
+                child = os.fork()
+                if child == 0:
+                    del prof
+                    gc.collect()  # the child's copy of the session, and of its capture stream, goes
+                    sys.exit(0)
+                assert os.waitpid(child, 0)[1] == 0
+        prof.step()
+print(handler.run_dirs[-1])
+"""
+
+
+def test_a_child_forked_while_the_capture_is_written_leaves_it_alone(tmp_path):
+    result = subprocess.run([sys.executable, "-c", FORK_WHILE_STREAMING, str(tmp_path)], capture_output=True, text=True,
+                            timeout=120, env=child_env())
+    assert result.returncode == 0, result.stderr
+    trace = load_trace(str(next((Path(result.stdout.strip()) / OUTPUT_DIR).iterdir())))
+    assert sorted(e["name"] for e in trace["traceEvents"] if e.get("name", "").startswith("work ")) == \
+        ["work 0", "work 1", "work 2"]
