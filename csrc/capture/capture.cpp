@@ -31,7 +31,9 @@ void append_threads(std::vector<ThreadEvents>& into, std::vector<ThreadEvents>& 
 }  // namespace
 
 void append_capture(Capture& into, Capture more) {
-  if (more.process.pid != 0) into.process = std::move(more.process);
+  // The process as the capture first described it: its clock offset is the one the capture file
+  // holds, so a trace built from `into` and one built from the file agree to the nanosecond.
+  if (into.process.pid == 0) into.process = std::move(more.process);
   if (into.strings.size() < more.strings.size()) into.strings.resize(more.strings.size());
   for (size_t id = 0; id < more.strings.size(); ++id) {
     if (!more.strings[id].empty()) into.strings[id] = std::move(more.strings[id]);

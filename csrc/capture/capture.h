@@ -42,7 +42,8 @@ struct Capture {
 };
 
 // Adds `more` (recorded later in the same session) to `into`: each thread's events after its
-// own, strings by id, counts summed; `more`'s process and window win where it has them.
+// own, strings by id, counts summed; `into`'s process description stays (`more`'s when it has
+// none), `more`'s window wins where it has one.
 void append_capture(Capture& into, Capture more);
 
 // Events of every thread.

@@ -376,3 +376,27 @@ TEST(CaptureStream, AnUnwritablePathIsReportedNotThrown) {
 
 }  // namespace
 }  // namespace perfprof
+
+namespace perfprof {
+namespace {
+
+TEST(Capture, AppendingKeepsTheProcessAsTheCaptureFirstDescribedIt) {
+  // A streamed capture's file holds the clock offset taken when it was created; the trace built
+  // in the process at stop must use the same one, or its timestamps differ from the file's.
+  Capture first;
+  first.process = {42, "job", 1'000};
+  Capture later;
+  later.process = {42, "job", 1'003};
+  later.window = {5, 9};
+  append_capture(first, std::move(later));
+  EXPECT_EQ(first.process.unix_offset_ns, 1'000);
+  EXPECT_EQ(first.window.end_ns, 9);
+  Capture empty;
+  Capture described;
+  described.process = {7, "job", 2'000};
+  append_capture(empty, std::move(described));
+  EXPECT_EQ(empty.process.pid, 7);
+}
+
+}  // namespace
+}  // namespace perfprof
