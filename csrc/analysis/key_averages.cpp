@@ -16,8 +16,6 @@
 namespace perfprof {
 namespace {
 
-constexpr std::string_view kUserAnnotationCategory = "user_annotation";
-
 // torch's input_shapes text of an event's args: "[[8, 64], []]" (a tensor list is []), or
 // empty without a well-formed "Input Dims".
 std::string input_shapes_text(std::string_view args) {
@@ -152,7 +150,7 @@ class KeyAverages {
   RowKey key_of_range(size_t row) {
     RowKey key;
     key.name = event_name(model_, row);
-    key.user_annotation = model_.str(model_.ranges.category[row]) == kUserAnnotationCategory;
+    key.user_annotation = model_.ranges.kind[row] == RangeKind::UserAnnotation;
     if (options_.group_by_input_shape) key.input_shapes = input_shapes_of(model_.ranges.args[row]);
     if (stacks_) key.stack = stacks_->of_event(row);
     return key;

@@ -9,8 +9,6 @@
 namespace perfprof {
 namespace {
 
-constexpr std::string_view kCpuOpCategory = "cpu_op";
-
 // Appends texts to model.strings, reusing the id of a text it appended before.
 class StringAppender {
  public:
@@ -37,7 +35,7 @@ void annotate_flops(TraceModel& model) {
   StringAppender appender(model.strings);
   std::unordered_map<uint64_t, StringId> annotated;  // (name, args) -> args with flops
   for (size_t i = 0; i < r.size(); ++i) {
-    if (model.str(r.category[i]) != kCpuOpCategory) continue;
+    if (r.kind[i] != RangeKind::CpuOp) continue;
     const uint64_t key = (uint64_t{r.name[i]} << 32) | r.args[i];
     const auto [found, inserted] = annotated.try_emplace(key, r.args[i]);
     if (inserted) {

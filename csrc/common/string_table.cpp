@@ -28,6 +28,11 @@ StringId StringTable::intern(std::string_view text) {
   return id;
 }
 
+std::string StringTable::text(StringId id) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return strings_.at(id);
+}
+
 std::vector<std::string> StringTable::snapshot() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return {strings_.begin(), strings_.end()};

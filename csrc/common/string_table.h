@@ -24,6 +24,9 @@ class StringTable {
   // Thread-safe. Callers on a hot path cache the id (see bindings/fast_calls.cpp).
   StringId intern(std::string_view text);
 
+  // The text of `id` (a copy: the table may grow meanwhile). Throws std::out_of_range for an id
+  // it does not hold.
+  std::string text(StringId id) const;
   // Copy of every string, indexed by id, for a trace that must outlive later interning.
   std::vector<std::string> snapshot() const;
   // Copy of the strings whose ids are marked in `used` (others empty), indexed by id.

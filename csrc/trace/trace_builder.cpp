@@ -118,6 +118,7 @@ class Builder {
   }
 
   void finish() {
+    assign_kinds();
     classify_nesting();
     resolve_links();
   }
@@ -142,6 +143,17 @@ class Builder {
     row.track = row.end_track = track;
     row.id = id;
     return model_.ranges.append(row);
+  }
+
+  // Each row's kind, from its category (one lookup per distinct category).
+  void assign_kinds() {
+    RangeTable& r = model_.ranges;
+    std::unordered_map<StringId, RangeKind> kind_of_category;
+    for (size_t i = 0; i < r.size(); ++i) {
+      const auto [found, added] = kind_of_category.try_emplace(r.category[i], RangeKind::Other);
+      if (added) found->second = range_kind_of(strings_.text(r.category[i]));
+      r.kind[i] = found->second;
+    }
   }
 
   void set_sequence(const RawEvent& event) {
@@ -183,7 +195,6 @@ class Builder {
   // mstx range, ProfilerStep, ...); CUPTI's external correlation id stays for calls outside any.
   void classify_nesting() {
     RangeTable& r = model_.ranges;
-    const StringId python_function = strings_.intern(kPythonFunctionCategory);
     std::vector<size_t> enclosing;  // rows of the ranges open at the current row, innermost last
     uint32_t current_track = UINT32_MAX;
     for (size_t i = 0; i < r.size(); ++i) {
@@ -200,7 +211,7 @@ class Builder {
       // The enclosing ranges that end before this one: the innermost ones, on top of the stack.
       const auto crossed = std::find_if(enclosing.begin(), enclosing.end(),
                                         [&](size_t row) { return r.end_ns[row] < r.end_ns[i]; });
-      const auto is_frame = [&](size_t row) { return r.category[row] == python_function; };
+      const auto is_frame = [&](size_t row) { return r.kind[row] == RangeKind::PythonFunction; };
       if (crossed != enclosing.end() && !is_frame(i) && std::all_of(crossed, enclosing.end(), is_frame)) {
         for (auto frame = crossed; frame != enclosing.end(); ++frame) mark_async(*frame);
         enclosing.erase(crossed, enclosing.end());

@@ -30,6 +30,21 @@ constexpr int64_t kGcTrackTid = int64_t{1} << 30;
 // The category of Python calls (with_stack) and module calls (with_modules), as torch names it.
 inline constexpr std::string_view kPythonFunctionCategory = "python_function";
 
+// What a range is, for the analyses and exporters that treat kinds differently; the trace's
+// categories name them as torch.profiler does ("cpu_op", "user_annotation", ...).
+enum class RangeKind : uint8_t {
+  Other,
+  CpuOp,           // a PyTorch operator
+  UserAnnotation,  // record_function, mstx ranges, ProfilerStep#N, torch's own annotations
+  PythonFunction,  // a Python call or module call (with_stack, with_modules)
+  Gc,              // a Python garbage-collection pause
+  CudaRuntime,     // a CUDA runtime API call
+  CudaDriver,      // a CUDA driver API call
+};
+
+// The kind a category names (Other for one it does not know).
+RangeKind range_kind_of(std::string_view category);
+
 struct ThreadTrack {
   uint32_t index = 0;  // recorder buffer index: stable order of first appearance
   int64_t os_tid = 0;
@@ -56,6 +71,7 @@ struct RangeRow {
   uint32_t correlation = 0;  // CUDA API calls: CUPTI correlation id, else 0
   uint64_t external_id = 0;  // CUDA API calls: enclosing host range id, else 0
   int64_t sequence = -1;     // PyTorch operators: autograd sequence number, else -1
+  RangeKind kind = RangeKind::Other;  // what `category` names (the builder sets it)
 };
 
 // Struct of arrays: one column per RangeRow field, rows appended and reordered whole.
@@ -68,6 +84,7 @@ struct RangeTable {
   std::vector<uint32_t> correlation;
   std::vector<uint64_t> external_id;
   std::vector<int64_t> sequence;
+  std::vector<RangeKind> kind;
 
   size_t size() const { return begin_ns.size(); }
   size_t append(const RangeRow& row) {
@@ -95,6 +112,7 @@ struct RangeTable {
     visit(correlation, row.correlation);
     visit(external_id, row.external_id);
     visit(sequence, row.sequence);
+    visit(kind, row.kind);
   }
 };
 

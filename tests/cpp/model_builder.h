@@ -21,6 +21,7 @@ class ModelBuilder {
     row.end_ns = end;
     row.name = intern(name);
     row.category = intern(category);
+    row.kind = range_kind_of(category);
     row.args = intern(args);
     row.track = row.end_track = track;
     row.id = id;

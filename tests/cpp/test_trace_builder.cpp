@@ -74,6 +74,17 @@ TEST(TraceBuilder, PairsNestedRangesOnOneThread) {
   EXPECT_EQ(model.stats.unmatched_range_ends, 0u);
 }
 
+TEST(TraceBuilder, EveryRangeGetsTheKindItsCategoryNames) {
+  const TraceModel model = build({thread_events(
+      0, 1, "main",
+      {begin_event(100, 1, "aten::mm", "cpu_op"), end_event(200, 1), begin_event(300, 2, "step", "user_annotation"),
+       end_event(400, 2), begin_event(500, 3, "f", "python_function"), end_event(600, 3),
+       begin_event(700, 4, "custom", "something else"), end_event(800, 4)})});
+  std::vector<RangeKind> kinds(model.ranges.kind.begin(), model.ranges.kind.end());
+  EXPECT_EQ(kinds, (std::vector<RangeKind>{RangeKind::CpuOp, RangeKind::UserAnnotation, RangeKind::PythonFunction,
+                                          RangeKind::Other}));
+}
+
 TEST(TraceBuilder, RangeEndedOnAnotherThreadIsAsync) {
   // Both orders: the ending thread's events are read after, or before, the beginning thread's.
   for (const uint32_t ender_index : {1u, 0u}) {
