@@ -24,7 +24,6 @@
 #include "capture/capture_file.h"
 #include "capture/capture_stream.h"
 #include "capture/session_capture.h"
-#include "capture/sink.h"
 #include "common/clock.h"
 #include "cupti/activity_collector.h"
 #include "cupti/cupti_library.h"
@@ -55,22 +54,9 @@ py::list to_list(const std::vector<Transition>& transitions) {
   return out;
 }
 
-// A collected trace as the Python module hands it out: the analysed trace (shared with exporters
-// running in the background) and, when it was kept, the capture it was built from.
-class Trace {
- public:
-  Trace(AnalysedTrace analysed, std::string capture)
-      : analysed_(std::move(analysed)), capture_(std::make_shared<const std::string>(std::move(capture))) {}
-
-  const AnalysedTrace& analysed() const { return analysed_; }
-  const TraceModel& model() const { return analysed_.model(); }
-  // The capture file's bytes, when it was kept; empty otherwise.
-  const std::string& capture() const { return *capture_; }
-
- private:
-  AnalysedTrace analysed_;
-  std::shared_ptr<const std::string> capture_;
-};
+// The Python module's Trace is an AnalysedTrace: copies share it, so exporters running in the
+// background keep it alive.
+using Trace = AnalysedTrace;
 
 // Runs a file writer without the GIL; its failure becomes an OSError.
 template <typename Write>
@@ -92,7 +78,7 @@ void run_writer(Write&& write) {
 
 // Writes `trace` through `exporter` without the GIL; a failure becomes an OSError.
 void write_with(const Exporter& exporter, const Trace& trace, const std::string& path) {
-  run_writer([&] { exporter.write(trace.analysed(), path); });
+  run_writer([&] { exporter.write(trace, path); });
 }
 
 py::dict stats_of(const TraceModel& m) {
@@ -129,19 +115,15 @@ py::list ranges_of(const TraceModel& m) {
   return out;
 }
 
-Trace trace_of(Capture capture, bool flops, std::string capture_bytes) {
+Trace trace_of(Capture capture, bool flops) {
   TraceModel model = build_trace(std::move(capture));
   if (flops) annotate_flops(model);
-  return Trace(AnalysedTrace(std::move(model)), std::move(capture_bytes));
+  return Trace(std::move(model));
 }
 
-Trace collect_trace(int64_t window_begin_ns, int64_t window_end_ns, bool with_gpu, bool flops, bool keep_capture,
-                    CaptureStream* stream) {
+Trace collect_trace(int64_t window_begin_ns, int64_t window_end_ns, bool with_gpu, bool flops, CaptureStream* stream) {
   py::gil_scoped_release release;
-  Capture capture = capture_session(stream, with_gpu, {window_begin_ns, window_end_ns});
-  StringSink kept;
-  if (keep_capture) write_capture(capture, kept);
-  return trace_of(std::move(capture), flops, kept.bytes());
+  return trace_of(capture_session(stream, with_gpu, {window_begin_ns, window_end_ns}), flops);
 }
 
 // Moves what the recorder holds into the stream's file; false (nothing moved: it stays in
@@ -150,14 +132,6 @@ bool append_recorded(CaptureStream& stream) {
   py::gil_scoped_release release;
   stream.append_recorded();
   return stream.ok();
-}
-
-void save_capture(const Trace& trace, const std::string& path) {
-  if (trace.capture().empty()) throw std::invalid_argument("save_capture: this trace was collected without its capture");
-  run_writer([&] {
-    FileSink sink(path);
-    if (!sink.write(trace.capture())) throw std::runtime_error(sink.error());
-  });
 }
 
 // A Trace built from a capture file, whether it was complete, and why reading stopped if not.
@@ -175,7 +149,7 @@ py::tuple read_capture_trace(const std::string& path, bool flops) {
   std::string problem = std::move(reading.problem);
   Trace trace = [&] {
     py::gil_scoped_release release;
-    return trace_of(std::move(reading.capture), flops, {});
+    return trace_of(std::move(reading.capture), flops);
   }();
   return py::make_tuple(std::move(trace), complete, std::move(problem));
 }
@@ -225,7 +199,7 @@ py::tuple memory_timeline_of(const Trace& trace, int device_type, int device_ind
   memory::MemoryTimeline timeline;
   {
     py::gil_scoped_release release;
-    timeline = trace.analysed().memory_timeline(device_of(device_type, device_index));
+    timeline = trace.memory_timeline(device_of(device_type, device_index));
   }
   py::list sizes;
   for (const memory::CategoryBytes& bytes : timeline.bytes) sizes.append(py::cast(std::vector<int64_t>(bytes.begin(), bytes.end())));
@@ -341,9 +315,6 @@ PYBIND11_MODULE(_core, m) {
       .def_property_readonly("window_end_ns", [](const Trace& t) { return t.model().window_end_ns; })
       .def_property_readonly("unix_offset_ns", [](const Trace& t) { return t.model().unix_offset_ns; })
       .def_property_readonly("stats", [](const Trace& t) { return stats_of(t.model()); })
-      .def_property_readonly("has_capture", [](const Trace& t) { return !t.capture().empty(); })
-      .def("save_capture", &save_capture, py::arg("path"),
-           "Write the capture this trace was built from (collected with keep_capture) to path.")
       .def_property_readonly("num_ranges", [](const Trace& t) { return t.model().ranges.size(); })
       .def_property_readonly("num_instants", [](const Trace& t) { return t.model().instants.size(); })
       .def_property_readonly("num_counters", [](const Trace& t) { return t.model().counters.size(); })
@@ -425,12 +396,10 @@ PYBIND11_MODULE(_core, m) {
       .def_property_readonly("path", &CaptureStream::path)
       .def_property_readonly("events_appended", &CaptureStream::events_appended);
   m.def("collect", &collect_trace, py::arg("window_begin_ns"), py::arg("window_end_ns"),
-        py::arg("with_gpu") = false, py::arg("flops") = false, py::arg("keep_capture") = false,
-        py::arg("stream") = nullptr,
+        py::arg("with_gpu") = false, py::arg("flops") = false, py::arg("stream") = nullptr,
         "Move everything recorded so far (and GPU activity) into a Trace; operators get their\n"
-        "FLOPs if asked. With keep_capture the Trace keeps its capture (Trace.save_capture). With\n"
-        "a stream, the trace is built from what its file holds and what is left in memory, and the\n"
-        "file is ended.");
+        "FLOPs if asked. With a stream, the trace is built from what its file holds and what is\n"
+        "left in memory, and the file is ended.");
   m.def("read_capture", &read_capture_trace, py::arg("path"), py::arg("flops") = false,
         "Build a Trace from a capture file: returns (trace, complete, problem). complete is False\n"
         "for a capture cut short (the process stopped while recording), problem says where.\n"
