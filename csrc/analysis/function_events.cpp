@@ -8,8 +8,6 @@
 namespace perfprof {
 namespace {
 
-constexpr std::string_view kProfilerStepPrefix = "ProfilerStep#";
-
 // Ops torch.profiler leaves out of its function events (_filter_name in profiler_util.py).
 constexpr std::array<std::string_view, 6> kDroppedOps = {
     "profiler::_record_function_enter", "profiler::_record_function_enter_new",

@@ -15,6 +15,7 @@
 #include "analysis/analysed_trace.h"
 #include "analysis/key_averages.h"
 #include "analysis/op_annotations.h"
+#include "analysis/profiler_steps.h"
 #include "bindings/fast_calls.h"
 #include "bindings/gc_monitor.h"
 #include "bindings/module_calls.h"
@@ -85,23 +86,6 @@ py::dict stats_of(const TraceModel& m) {
   py::dict stats;
   for (const auto& [name, value] : m.stats.named()) stats[name] = value;
   return stats;
-}
-
-// (N, finished) for each ProfilerStep#N range, in begin order.
-py::list steps_of(const TraceModel& m) {
-  constexpr std::string_view kStepPrefix = "ProfilerStep#";
-  const RangeTable& r = m.ranges;
-  std::vector<std::pair<int64_t, size_t>> steps;  // (begin, row)
-  for (size_t i = 0; i < r.size(); ++i) {
-    if (std::string_view(m.str(r.name[i])).substr(0, kStepPrefix.size()) == kStepPrefix) steps.emplace_back(r.begin_ns[i], i);
-  }
-  std::sort(steps.begin(), steps.end());
-  py::list out;
-  for (const auto& [begin, i] : steps) {
-    const std::string number(std::string_view(m.str(r.name[i])).substr(kStepPrefix.size()));
-    out.append(py::make_tuple(number, (r.flags[i] & kRangeUnfinished) == 0));
-  }
-  return out;
 }
 
 py::list ranges_of(const TraceModel& m) {
@@ -323,7 +307,12 @@ PYBIND11_MODULE(_core, m) {
         for (const ThreadTrack& thread : t.model().threads) names[py::int_(thread.os_tid)] = thread.name;
         return names;
       })
-      .def("steps", [](const Trace& t) { return steps_of(t.model()); },
+      .def("steps",
+           [](const Trace& t) {
+             py::list steps;
+             for (const ProfilerStep& step : profiler_steps(t.model())) steps.append(py::make_tuple(step.number, step.finished));
+             return steps;
+           },
            "(N, finished) for each ProfilerStep#N, in order; a step is unfinished when it was still\n"
            "running as recording ended (a capture cut short).")
       .def("ranges", [](const Trace& t) { return ranges_of(t.model()); },
@@ -452,7 +441,7 @@ PYBIND11_MODULE(_core, m) {
     if (!recorder.enabled(kChannelSteps)) return 0;
     static const StringId category = global_strings().intern("user_annotation");
     const uint64_t id = Recorder::next_range_id();
-    recorder.begin_range(id, global_strings().intern(fmt::format("ProfilerStep#{}", step)), category,
+    recorder.begin_range(id, global_strings().intern(fmt::format("{}{}", kProfilerStepPrefix, step)), category,
                          kEmptyString);
     ActivityCollector::push_host_range(id);
     return id;

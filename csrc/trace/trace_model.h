@@ -27,6 +27,9 @@ void reorder(std::vector<T>& column, const std::vector<size_t>& order) {
 // at most 2^22.
 constexpr int64_t kGcTrackTid = int64_t{1} << 30;
 
+// The name of each schedule step's range is this prefix and the step number, as torch names it.
+inline constexpr std::string_view kProfilerStepPrefix = "ProfilerStep#";
+
 // The category of Python calls (with_stack) and module calls (with_modules), as torch names it.
 inline constexpr std::string_view kPythonFunctionCategory = "python_function";
 

@@ -1,0 +1,26 @@
+#include "analysis/profiler_steps.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <string_view>
+#include <utility>
+
+namespace perfprof {
+
+std::vector<ProfilerStep> profiler_steps(const TraceModel& model) {
+  const RangeTable& r = model.ranges;
+  std::vector<std::pair<int64_t, size_t>> rows;  // (begin, row)
+  for (size_t i = 0; i < r.size(); ++i) {
+    if (std::string_view(model.str(r.name[i])).substr(0, kProfilerStepPrefix.size()) == kProfilerStepPrefix) {
+      rows.emplace_back(r.begin_ns[i], i);
+    }
+  }
+  std::sort(rows.begin(), rows.end());
+  std::vector<ProfilerStep> steps;
+  for (const auto& [begin, i] : rows) {
+    steps.push_back({model.str(r.name[i]).substr(kProfilerStepPrefix.size()), (r.flags[i] & kRangeUnfinished) == 0});
+  }
+  return steps;
+}
+
+}  // namespace perfprof
