@@ -79,13 +79,14 @@ def analyse(
             raise ValueError(f"analyse: no capture ({CAPTURE_FILE}) at or under {os.fspath(path)!r}")
         run_dirs += found
     workers = min(len(run_dirs), max_process_number or os.cpu_count() or 1)
-    if workers == 1:
-        results = [analyse_run_dir(run_dir, data_simplification) for run_dir in run_dirs]
-        for result in results:
-            if on_result:
-                on_result(result)
-        return results
-    return _analyse_in_processes(run_dirs, workers, data_simplification, on_result)
+    if workers > 1:
+        return _analyse_in_processes(run_dirs, workers, data_simplification, on_result)
+    results = []
+    for run_dir in run_dirs:
+        results.append(analyse_run_dir(run_dir, data_simplification))
+        if on_result:  # as each completes, as from the processes
+            on_result(results[-1])
+    return results
 
 
 def _analyse_in_processes(run_dirs: List[str], workers: int, data_simplification: Optional[bool],
