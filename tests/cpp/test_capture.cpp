@@ -362,6 +362,9 @@ TEST(CaptureStream, AppendedInPiecesBuildsTheTraceOfTheWholeCapture) {
   }
   Capture streamed = read_capture_file(dir.file("pieces.ppcap")).capture;
   streamed.other_threads = whole.other_threads;  // the sample names a thread this process does not have
+  // The stream measured the process's clock offset when it was made, the sample a moment before:
+  // under load the two measurements can differ by nanoseconds.
+  streamed.process = whole.process;
   EXPECT_EQ(chrome_trace_of(std::move(streamed), dir.file("trace.json")),
             chrome_trace_of(whole, dir.file("trace.json")));
 }
