@@ -8,18 +8,16 @@
 namespace perfprof {
 namespace {
 
-constexpr std::string_view kInputDimsKey = "\"Input Dims\"";
-constexpr std::string_view kConcreteInputsKey = "\"Concrete Inputs\"";
 constexpr int kMaxDigits = 18;  // any 18-digit number fits int64_t
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
+// Reads the ints and int lists of concrete input values.
 class Scanner {
  public:
-  Scanner(std::string_view text, size_t pos) : text_(text), pos_(pos) {}
+  explicit Scanner(std::string_view text) : text_(text) {}
 
-  size_t pos() const { return pos_; }
   void skip_space() {
     while (pos_ < text_.size() && is_space(text_[pos_])) ++pos_;
   }
@@ -32,11 +30,6 @@ class Scanner {
     ++pos_;
     return true;
   }
-  // The next non-space character, or '\0' at the end.
-  char next() {
-    skip_space();
-    return pos_ < text_.size() ? text_[pos_++] : '\0';
-  }
   std::optional<int64_t> integer() {
     const bool negative = eat('-');
     int64_t value = 0;
@@ -48,15 +41,6 @@ class Scanner {
     if (digits == 0) return std::nullopt;
     return negative ? -value : value;
   }
-  // The text between the quotes of a JSON string, escapes left as written.
-  std::optional<std::string_view> string() {
-    if (!eat('"')) return std::nullopt;
-    for (const size_t begin = pos_; pos_ < text_.size(); ++pos_) {
-      if (text_[pos_] == '\\' && pos_ + 1 < text_.size()) ++pos_;
-      else if (text_[pos_] == '"') return text_.substr(begin, pos_++ - begin);
-    }
-    return std::nullopt;
-  }
   bool done() {
     skip_space();
     return pos_ == text_.size();
@@ -64,64 +48,15 @@ class Scanner {
 
  private:
   std::string_view text_;
-  size_t pos_;
+  size_t pos_ = 0;
 };
 
-// A key, not text inside some other member's string value: it starts the members or follows a
-// comma.
-bool starts_member(std::string_view args, size_t at) {
-  while (at > 0 && is_space(args[at - 1])) --at;
-  return at == 0 || args[at - 1] == ',' || args[at - 1] == '{';
-}
-
-// Position just after `<key>:` (the key with its quotes), or npos.
-size_t value_start(std::string_view args, std::string_view key) {
-  for (size_t at = args.find(key); at != std::string_view::npos; at = args.find(key, at + 1)) {
-    if (!starts_member(args, at)) continue;
-    Scanner s(args, at + key.size());
-    if (s.eat(':')) return s.pos();
-  }
-  return std::string_view::npos;
-}
-
-// The rest of a list whose '[' is consumed, made of nested lists of integers.
-bool skip_list_rest(Scanner& s) {
-  for (int depth = 1; depth > 0;) {
-    const char c = s.next();
-    if (c == '[') ++depth;
-    else if (c == ']') --depth;
-    else if (!is_digit(c) && c != '-' && c != ',') return false;
-  }
-  return true;
-}
-
-bool parse_shape(Scanner& s, std::vector<int64_t>& shape) {
-  if (!s.eat('[')) return false;
-  if (s.eat(']')) return true;
-  if (s.at('[')) return skip_list_rest(s);  // a tensor list: left empty
-  do {
-    const std::optional<int64_t> size = s.integer();
-    if (!size) return false;
-    shape.push_back(*size);
-  } while (s.eat(','));
-  return s.eat(']');
-}
-
-bool parse_dims(Scanner& s, InputDims& dims) {
+// A list of ints: "[2, 2]".
+bool parse_ints(Scanner& s, std::vector<int64_t>& values) {
   if (!s.eat('[')) return false;
   if (s.eat(']')) return true;
   do {
-    dims.emplace_back();
-    if (!parse_shape(s, dims.back())) return false;
-  } while (s.eat(','));
-  return s.eat(']');
-}
-
-bool parse_strings(Scanner& s, ConcreteInputs& values) {
-  if (!s.eat('[')) return false;
-  if (s.eat(']')) return true;
-  do {
-    const std::optional<std::string_view> value = s.string();
+    const std::optional<int64_t> value = s.integer();
     if (!value) return false;
     values.push_back(*value);
   } while (s.eat(','));
@@ -130,7 +65,7 @@ bool parse_strings(Scanner& s, ConcreteInputs& values) {
 
 // A concrete int ("1"), alone in its text.
 std::optional<int64_t> concrete_int(std::string_view text) {
-  Scanner s(text, 0);
+  Scanner s(text);
   const std::optional<int64_t> value = s.integer();
   if (!value || !s.done()) return std::nullopt;
   return value;
@@ -138,9 +73,9 @@ std::optional<int64_t> concrete_int(std::string_view text) {
 
 // A concrete int list ("[2, 2]") of `size` ints, alone in its text.
 std::optional<std::vector<int64_t>> concrete_ints(std::string_view text, size_t size) {
-  Scanner s(text, 0);
+  Scanner s(text);
   std::vector<int64_t> values;
-  if (!parse_shape(s, values) || !s.done() || values.size() != size) return std::nullopt;
+  if (!parse_ints(s, values) || !s.done() || values.size() != size) return std::nullopt;
   return values;
 }
 
@@ -299,41 +234,18 @@ size_t convolution_spatial_dims(std::string_view op) {
 
 }  // namespace
 
-InputDims parse_input_dims(std::string_view args_json_members) {
-  const size_t start = value_start(args_json_members, kInputDimsKey);
-  if (start == std::string_view::npos) return {};
-  Scanner s(args_json_members, start);
-  InputDims dims;
-  if (!parse_dims(s, dims)) return {};
-  return dims;
-}
-
-std::string_view input_dims_text(std::string_view args_json_members) {
-  const size_t start = value_start(args_json_members, kInputDimsKey);
-  if (start == std::string_view::npos) return {};
-  Scanner s(args_json_members, start);
-  InputDims ignored;
-  if (!s.at('[')) return {};
-  const size_t begin = s.pos();
-  if (!parse_dims(s, ignored)) return {};
-  return args_json_members.substr(begin, s.pos() - begin);
-}
-
-ConcreteInputs parse_concrete_inputs(std::string_view args_json_members) {
-  const size_t start = value_start(args_json_members, kConcreteInputsKey);
-  if (start == std::string_view::npos) return {};
-  Scanner s(args_json_members, start);
-  ConcreteInputs values;
-  if (!parse_strings(s, values)) return {};
-  return values;
-}
-
-uint64_t flops_of(std::string_view op, std::string_view args_json_members) {
-  const InputDims dims = parse_input_dims(args_json_members);
-  if (const size_t spatial = convolution_spatial_dims(op)) {
-    return convolution(dims, parse_concrete_inputs(args_json_members), spatial);
+OperatorInputs operator_inputs(const ArgSet& args, const std::vector<std::string>& strings) {
+  OperatorInputs inputs;
+  if (const IntTree* dims = args.find<IntTree>(ArgKey::InputDims)) inputs.dims = int_lists_of(*dims);
+  if (const auto* concrete = args.find<std::vector<StringId>>(ArgKey::ConcreteInputs)) {
+    for (const StringId id : *concrete) inputs.concrete.emplace_back(id < strings.size() ? strings[id] : std::string_view());
   }
-  return flops_of(op, dims);
+  return inputs;
+}
+
+uint64_t flops_of(std::string_view op, const OperatorInputs& inputs) {
+  if (const size_t spatial = convolution_spatial_dims(op)) return convolution(inputs.dims, inputs.concrete, spatial);
+  return flops_of(op, inputs.dims);
 }
 
 uint64_t flops_of(std::string_view op, const InputDims& dims) {

@@ -2,10 +2,11 @@
 // Floating-point operation counts of operators from their inputs, with the formulas of
 // torch.profiler (with_flops=True) and torch.utils.flop_counter: multiply-adds count as 2.
 //
-// The inputs are the shapes in "Input Dims" and, for convolutions, the values of the int and
-// int-list arguments in "Concrete Inputs" (both written by record_shapes=True). Hence:
+// The inputs are an operator's input shapes (ArgKey::InputDims) and, for convolutions, the
+// values of its int and int-list arguments (ArgKey::ConcreteInputs), both recorded with
+// record_shapes=True. Hence:
 // - aten::conv1d/2d/3d count from input and weight shapes, stride, padding, dilation and groups,
-//   given the whole args (flops_of on InputDims alone counts them 0). torch.profiler counts
+//   given the concrete inputs too (flops_of on InputDims alone counts them 0). torch.profiler counts
 //   conv2d only; conv1d/3d use the same formula. The ops they run as (aten::convolution,
 //   aten::_convolution, aten::mkldnn_convolution, ...) count 0, so no convolution counts twice.
 //   Like torch.profiler, they count 0 for unbatched inputs, for int lists of another length
@@ -16,36 +17,34 @@
 //   the first input is the one broadcast).
 // - Ops not listed in flops_of count 0.
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
+
+#include "common/args.h"
 
 namespace perfprof {
 
 using InputDims = std::vector<std::vector<int64_t>>;
 
-// The values of "Concrete Inputs", one per input: the text between the quotes, escapes left as
-// written; views into the args text.
+// The values of the non-tensor inputs as torch prints them ("[2, 2]", "1"; "" for tensors), one
+// per input: views into the trace's strings.
 using ConcreteInputs = std::vector<std::string_view>;
 
-// The shapes in a range's args (JSON object members without braces), e.g. from
-// `"Input Dims": [[8, 64], [64, 64], []], "Input type": [...]` gives {{8, 64}, {64, 64}, {}}.
-// Non-tensor inputs have empty shapes; so do tensor-list inputs (a list of shapes), which no
-// formula here uses. Empty when the member is absent or malformed; never throws.
-InputDims parse_input_dims(std::string_view args_json_members);
+// An operator's inputs, read from its typed args.
+struct OperatorInputs {
+  // Each input's sizes: {{8, 64}, {64, 64}, {}}. Non-tensor inputs have empty shapes; so do
+  // tensor-list inputs (a list of shapes), which no formula here uses.
+  InputDims dims;
+  ConcreteInputs concrete;
+};
 
-// The text of the "Input Dims" value ("[[8, 64], [64, 64], []]"), or empty when the member is
-// absent or malformed.
-std::string_view input_dims_text(std::string_view args_json_members);
+// The inputs in `args` (empty members when it has none); `strings` are the texts its ids name.
+OperatorInputs operator_inputs(const ArgSet& args, const std::vector<std::string>& strings);
 
-// The concrete values in a range's args, e.g. from `"Concrete Inputs": ["", "", "", "[2, 2]",
-// "1"]` gives {"", "", "", "[2, 2]", "1"} (tensors are ""). Empty when the member is absent or
-// malformed; never throws.
-ConcreteInputs parse_concrete_inputs(std::string_view args_json_members);
-
-// Operations of one call of `op_name` ("aten::mm") with its range's args (JSON object members
-// without braces); 0 for unknown ops, inputs that do not fit the op, negative sizes and counts
-// beyond 64 bits.
-uint64_t flops_of(std::string_view op_name, std::string_view args_json_members);
+// Operations of one call of `op_name` ("aten::mm") with `inputs`; 0 for unknown ops, inputs that
+// do not fit the op, negative sizes and counts beyond 64 bits.
+uint64_t flops_of(std::string_view op_name, const OperatorInputs& inputs);
 
 // The same from the input shapes alone: convolutions count 0.
 uint64_t flops_of(std::string_view op_name, const InputDims& dims);

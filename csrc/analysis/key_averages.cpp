@@ -9,19 +9,20 @@
 
 #include "analysis/event_memory.h"
 #include "analysis/event_stacks.h"
-#include "analysis/flops.h"
 #include "analysis/function_events.h"
+#include "analysis/op_annotations.h"
 #include "analysis/op_tree.h"
 
 namespace perfprof {
 namespace {
 
 // torch's input_shapes text of an event's args: "[[8, 64], []]" (a tensor list is []), or
-// empty without a well-formed "Input Dims".
-std::string input_shapes_text(std::string_view args) {
-  if (input_dims_text(args).empty()) return {};
+// empty without input shapes.
+std::string input_shapes_text(const ArgSet& args) {
+  const IntTree* dims = args.find<IntTree>(ArgKey::InputDims);
+  if (dims == nullptr) return {};
   std::string text = "[";
-  for (const std::vector<int64_t>& shape : parse_input_dims(args)) {
+  for (const std::vector<int64_t>& shape : int_lists_of(*dims)) {
     if (text.size() > 1) text += ", ";
     text += '[';
     for (size_t d = 0; d < shape.size(); ++d) {
@@ -169,18 +170,18 @@ class KeyAverages {
     return totals;
   }
 
-  const std::string& input_shapes_of(StringId args) {
+  const std::string& input_shapes_of(ArgSetId args) {
     const auto [found, inserted] = shapes_.try_emplace(args);
-    if (inserted) found->second = input_shapes_text(model_.str(args));
+    if (inserted) found->second = input_shapes_text(model_.args(args));
     return found->second;
   }
 
   uint64_t flops_of_range(size_t row) {
-    const StringId args = model_.ranges.args[row];
-    if (args == kEmptyString) return 0;
-    const uint64_t key = (uint64_t{model_.ranges.name[row]} << 32) | args;
+    const ArgSetId args = model_.ranges.args[row];
+    if (args == kNoArgs) return 0;
+    const uint64_t key = call_signature(model_.ranges.name[row], args);
     const auto [found, inserted] = flops_.try_emplace(key, 0);
-    if (inserted) found->second = flops_of(model_.str(model_.ranges.name[row]), model_.str(args));
+    if (inserted) found->second = range_flops(model_, row);
     return found->second;
   }
 
@@ -218,7 +219,7 @@ class KeyAverages {
   const EventMemory memory_;
   std::optional<EventStacks> stacks_;
   Aggregator aggregator_;
-  std::unordered_map<StringId, std::string> shapes_;  // args -> input shapes text
+  std::unordered_map<ArgSetId, std::string> shapes_;  // args -> input shapes text
   std::unordered_map<uint64_t, uint64_t> flops_;      // (name, args) -> flops
 };
 

@@ -1,52 +1,46 @@
 #include "analysis/op_annotations.h"
 
-#include <string>
-#include <string_view>
+#include <cstdint>
+#include <map>
 #include <unordered_map>
+#include <utility>
 
 #include "analysis/flops.h"
 
 namespace perfprof {
 namespace {
 
-// Appends texts to model.strings, reusing the id of a text it appended before.
-class StringAppender {
- public:
-  explicit StringAppender(std::vector<std::string>& strings) : strings_(strings) {}
-
-  StringId intern(std::string text) {
-    const auto found = ids_.find(text);
-    if (found != ids_.end()) return found->second;
-    const auto id = static_cast<StringId>(strings_.size());
-    strings_.push_back(text);
-    ids_.emplace(std::move(text), id);
-    return id;
-  }
-
- private:
-  std::vector<std::string>& strings_;
-  std::unordered_map<std::string, StringId> ids_;
-};
+uint64_t flops_from_inputs(const TraceModel& model, size_t row) {
+  const ArgSet& args = model.args(model.ranges.args[row]);
+  return flops_of(model.str(model.ranges.name[row]), operator_inputs(args, model.strings));
+}
 
 }  // namespace
 
+uint64_t range_flops(const TraceModel& model, size_t row) {
+  if (const int64_t* stored = model.args(model.ranges.args[row]).find<int64_t>(ArgKey::Flops)) {
+    return static_cast<uint64_t>(*stored);
+  }
+  return flops_from_inputs(model, row);
+}
+
 void annotate_flops(TraceModel& model) {
   RangeTable& r = model.ranges;
-  StringAppender appender(model.strings);
-  std::unordered_map<uint64_t, StringId> annotated;  // (name, args) -> args with flops
+  std::unordered_map<uint64_t, ArgSetId> annotated;  // (name, args) -> args with flops
+  std::map<std::pair<ArgSetId, uint64_t>, ArgSetId> made;  // (args, flops) -> the set made of them
   for (size_t i = 0; i < r.size(); ++i) {
-    if (r.kind[i] != RangeKind::CpuOp) continue;
-    const uint64_t key = (uint64_t{r.name[i]} << 32) | r.args[i];
+    if (r.kind[i] != RangeKind::CpuOp || r.args[i] == kNoArgs) continue;
+    const uint64_t key = call_signature(r.name[i], r.args[i]);
     const auto [found, inserted] = annotated.try_emplace(key, r.args[i]);
-    if (inserted) {
-      const uint64_t count = flops_of(model.str(r.name[i]), model.str(r.args[i]));
-      if (count > 0) {
-        std::string args = model.str(r.args[i]);
-        if (!args.empty()) args += ", ";
-        args += "\"flops\": ";
-        args += std::to_string(count);
-        found->second = appender.intern(std::move(args));
+    const uint64_t count = inserted ? flops_from_inputs(model, i) : 0;
+    if (count > 0 && count <= INT64_MAX) {  // an Int argument holds it
+      const auto [set, added] = made.try_emplace({r.args[i], count}, static_cast<ArgSetId>(model.arg_sets.size()));
+      if (added) {
+        ArgSet with_flops = model.args(r.args[i]);
+        with_flops.args.push_back({ArgKey::Flops, static_cast<int64_t>(count)});
+        model.arg_sets.push_back(std::move(with_flops));
       }
+      found->second = set->second;
     }
     r.args[i] = found->second;
   }

@@ -7,7 +7,6 @@
 
 #include "bindings/c_function.h"
 #include "cupti/activity_collector.h"
-#include "common/json_text.h"
 #include "mstx/mstx.h"
 #include "record/recorder.h"
 
@@ -192,7 +191,7 @@ struct MarkerCall {
   MstxDomain* domain = nullptr;
   StringId message_id = 0;
   const char* message = nullptr;
-  StringId args = 0;
+  ArgSetId args = kNoArgs;
   bool stream_given = false;
   uint64_t stream = 0;
 };
@@ -262,12 +261,11 @@ PyObject* mstx_range_end(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyO
 // ---------------------------------------------------------------------------------------------
 // User annotations (record_function)
 
-// `"args":"<text>"` for a record_function given args text.
-bool intern_annotation_args(PyObject* utf8, StringId* id) {
+// {args: text} for a record_function given args text.
+bool intern_annotation_args(PyObject* utf8, ArgSetId* id) {
   try {
-    std::string members = "\"args\":";
-    append_json_string(members, {PyBytes_AS_STRING(utf8), static_cast<size_t>(PyBytes_GET_SIZE(utf8))});
-    *id = global_strings().intern(members);
+    const std::string_view text(PyBytes_AS_STRING(utf8), static_cast<size_t>(PyBytes_GET_SIZE(utf8)));
+    *id = global_arg_sets().intern({{{ArgKey::Annotation, global_strings().intern(text)}}});
     return true;
   } catch (const std::exception& error) {
     PyErr_SetString(PyExc_MemoryError, error.what());
@@ -282,7 +280,7 @@ bool begin_user_annotation(PyObject* name, PyObject* args, uint64_t* id) {
   if (!recorder.enabled(kChannelUserAnnotations)) return true;
   StringId name_id = 0;
   if (!intern(name, &name_id)) return false;
-  StringId args_id = kEmptyString;
+  ArgSetId args_id = kNoArgs;
   if (args && args != Py_None) {
     PyObject* utf8 = PyUnicode_AsEncodedString(args, "utf-8", "surrogatepass");
     if (!utf8) return false;

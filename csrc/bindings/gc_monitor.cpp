@@ -6,7 +6,6 @@
 #include <atomic>
 #include <cstdint>
 
-#include <fmt/format.h>
 
 #include "bindings/c_function.h"
 #include "record/recorder.h"
@@ -20,7 +19,7 @@ std::atomic<int64_t> g_threshold_ns{0};
 int64_t g_start_ns = -1;
 
 // `info["name"]` as an integer, -1 when absent.
-long long info_int(PyObject* info, const char* name) {
+int64_t info_int(PyObject* info, const char* name) {
   PyObject* value = PyDict_Check(info) ? PyDict_GetItemString(info, name) : nullptr;
   if (value == nullptr || !PyLong_Check(value)) return -1;
   const long long number = PyLong_AsLongLong(value);
@@ -31,9 +30,10 @@ long long info_int(PyObject* info, const char* name) {
 void record_pause(int64_t start_ns, int64_t end_ns, PyObject* info) {
   static const StringId name = global_strings().intern("GC");
   static const StringId category = global_strings().intern("gc");
-  const StringId args = global_strings().intern(fmt::format(
-      R"("generation": {}, "collected": {}, "uncollectable": {}, "Thread Id": {})", info_int(info, "generation"),
-      info_int(info, "collected"), info_int(info, "uncollectable"), static_cast<long>(syscall(SYS_gettid))));
+  const ArgSetId args = global_arg_sets().intern({{{ArgKey::GcGeneration, info_int(info, "generation")},
+                                                   {ArgKey::GcCollected, info_int(info, "collected")},
+                                                   {ArgKey::GcUncollectable, info_int(info, "uncollectable")},
+                                                   {ArgKey::GcThread, static_cast<int64_t>(syscall(SYS_gettid))}}});
   Recorder::instance().add_completed({{kGcTrackTid, start_ns, end_ns, name, category, args, -1}});
 }
 

@@ -442,7 +442,7 @@ PYBIND11_MODULE(_core, m) {
     static const StringId category = global_strings().intern("user_annotation");
     const uint64_t id = Recorder::next_range_id();
     recorder.begin_range(id, global_strings().intern(fmt::format("{}{}", kProfilerStepPrefix, step)), category,
-                         kEmptyString);
+                         kNoArgs);
     ActivityCollector::push_host_range(id);
     return id;
   }, "Begin the ProfilerStep#<step> range; returns its id (0 when steps are not recorded).");

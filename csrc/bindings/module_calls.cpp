@@ -124,7 +124,7 @@ uint64_t begin_module_range(PyObject* module) {
   static const StringId category = global_strings().intern("python_function");
   try {
     const uint64_t id = Recorder::next_range_id();
-    recorder.begin_range(id, module_name(module), category, kEmptyString);
+    recorder.begin_range(id, module_name(module), category, kNoArgs);
     return id;
   } catch (...) {
     return 0;  // out of memory: this call is not recorded; the program goes on

@@ -50,7 +50,7 @@ void begin_call(StringId name, PyCodeObject* code) {
   Recorder& recorder = Recorder::instance();
   if (name == kUnnamed || calls.own_depth > 0 || !recorder.enabled(kChannelPython)) return;
   const uint64_t id = Recorder::next_range_id();
-  recorder.begin_range(id, name, g_category, kEmptyString);
+  recorder.begin_range(id, name, g_category, kNoArgs);
   calls.open.back().range_id = id;
 }
 
@@ -161,7 +161,7 @@ void record_running_frames() {
     if (name == kModuleCall) name = module_frame_name(frame);
     if (name == kUnnamed) continue;
     call.range_id = Recorder::next_range_id();
-    Recorder::instance().begin_range(call.range_id, name, g_category, kEmptyString);
+    Recorder::instance().begin_range(call.range_id, name, g_category, kNoArgs);
   }
 }
 

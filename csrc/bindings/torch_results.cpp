@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdint>
 #include <iterator>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -63,19 +64,21 @@ bool append_list(std::string& out, py::handle items, AppendItem&& append_item) {
 }
 
 // Shapes and strides: ints in lists nested to any depth (a TensorList input is a list of shapes).
-bool append_nested_ints(std::string& out, py::handle value) {
-  if (is_sequence(value)) return append_list(out, value, append_nested_ints);
+bool append_int_tree(IntTree& tree, py::handle value) {
+  if (is_sequence(value)) {
+    PyObject* const sequence = value.ptr();
+    const Py_ssize_t size = PySequence_Fast_GET_SIZE(sequence);
+    PyObject** const item = PySequence_Fast_ITEMS(sequence);
+    tree.push_back({size, true});
+    for (Py_ssize_t i = 0; i < size; ++i) {
+      if (!append_int_tree(tree, py::handle(item[i]))) return false;
+    }
+    return true;
+  }
   if (!PyLong_Check(value.ptr())) return false;
   const long long number = PyLong_AsLongLong(value.ptr());
   if (number == -1 && PyErr_Occurred()) return false;
-  append_int(out, number);
-  return true;
-}
-
-bool append_json_string_item(std::string& out, py::handle text) {
-  const auto utf8 = utf8_of(text);
-  if (!utf8) return false;
-  append_json_string(out, *utf8);
+  tree.push_back({number, false});
   return true;
 }
 
@@ -112,11 +115,10 @@ bool append_concrete_value(std::string& out, py::handle value) {
 }
 
 // A recorded argument is written as its value; a tensor or an unrecorded one (None) as "".
-bool append_concrete_input(std::string& out, py::handle value) {
+std::optional<std::string> concrete_input_text(py::handle value) {
   std::string text;
-  if (!value.is_none() && !append_concrete_value(text, value)) return false;
-  append_json_string(out, text);
-  return true;
+  if (!value.is_none() && !append_concrete_value(text, value)) return std::nullopt;
+  return text;
 }
 
 // Reads torch's events into completed ranges. An event whose name, times or thread cannot be
@@ -190,31 +192,53 @@ class EventImporter {
     return PyDict_GetItemString(keywords.ptr(), "scope") == nullptr;
   }
 
-  // The members torch.profiler writes for an operator recorded with shapes, each one left out
+  // The arguments torch.profiler writes for an operator recorded with shapes, each one left out
   // if it is empty (an operator without inputs) or cannot be read.
-  StringId input_args(py::handle event) {
+  ArgSetId input_args(py::handle event) {
     const EventMethods& m = methods();
-    args_.clear();
-    append_member("Input Dims", event, m.shapes, append_nested_ints);
-    append_member("Input type", event, m.dtypes, append_json_string_item);
-    append_member("Input Strides", event, m.strides, append_nested_ints);
-    append_member("Concrete Inputs", event, m.concrete_inputs, append_concrete_input);
-    return args_.empty() ? kEmptyString : input_texts_.intern(args_);
+    args_.args.clear();
+    add_input_arg(ArgKey::InputDims, event, m.shapes, read_int_tree);
+    add_input_arg(ArgKey::InputTypes, event, m.dtypes, [&](py::handle items) { return read_texts(items, utf8_of); });
+    add_input_arg(ArgKey::InputStrides, event, m.strides, read_int_tree);
+    add_input_arg(ArgKey::ConcreteInputs, event, m.concrete_inputs,
+                  [&](py::handle items) { return read_texts(items, concrete_input_text); });
+    return args_.empty() ? kNoArgs : global_arg_sets().intern(args_);
   }
 
-  template <typename AppendItem>
-  void append_member(std::string_view key, py::handle event, const InternedName& method, AppendItem&& append_item) {
+  template <typename ReadValue>
+  void add_input_arg(ArgKey key, py::handle event, const InternedName& method, ReadValue&& read_value) {
     const py::object items = fields_.call(event, method);
     if (!items) return;
     if (is_sequence(items) && PyObject_Length(items.ptr()) == 0) return;  // torch writes no empty member
-    const size_t mark = args_.size();
-    if (!args_.empty()) args_ += ", ";
-    append_json_string(args_, key);
-    args_ += ": ";
-    if (!append_list(args_, items, append_item)) {
-      args_.resize(mark);
+    std::optional<ArgValue> value = read_value(items);
+    if (value) {
+      args_.args.push_back({key, std::move(*value)});
+    } else {
       fields_.note_failure(method);
     }
+  }
+
+  static std::optional<ArgValue> read_int_tree(py::handle items) {
+    IntTree tree;
+    if (!is_sequence(items) || !append_int_tree(tree, items)) return std::nullopt;
+    return tree;
+  }
+
+  // One text per item, each as `text_of(item)` gives it (nothing: unreadable).
+  template <typename TextOf>
+  std::optional<ArgValue> read_texts(py::handle items, TextOf&& text_of) {
+    if (!is_sequence(items)) return std::nullopt;
+    PyObject* const sequence = items.ptr();
+    const Py_ssize_t size = PySequence_Fast_GET_SIZE(sequence);
+    PyObject** const item = PySequence_Fast_ITEMS(sequence);
+    std::vector<StringId> texts;
+    texts.reserve(static_cast<size_t>(size));
+    for (Py_ssize_t i = 0; i < size; ++i) {
+      const auto text = text_of(py::handle(item[i]));
+      if (!text) return std::nullopt;
+      texts.push_back(input_texts_.intern(*text));
+    }
+    return texts;
   }
 
   // torch names threads by its own ids, the trace by OS ids; the memory reader needs the map,
@@ -233,7 +257,7 @@ class EventImporter {
   FieldReader fields_;
   StringCache names_;
   StringCache input_texts_;  // most operators repeat their inputs step after step
-  std::string args_;
+  ArgSet args_;
   std::vector<CompletedRange> ranges_;
   std::vector<std::pair<size_t, int64_t>> backward_ranges_;  // (row, torch's forward thread id)
   std::unordered_set<int64_t> seen_os_threads_;

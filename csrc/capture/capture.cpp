@@ -12,6 +12,17 @@ void append(std::vector<T>& into, std::vector<T>& more) {
   into.insert(into.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
 }
 
+// The entries of an interned table `more` holds (others are empty) into `into`, by id; id 0,
+// the empty entry, is always there.
+template <typename T>
+void merge_by_id(std::vector<T>& into, std::vector<T>& more) {
+  if (into.size() < more.size()) into.resize(more.size());
+  for (size_t id = 0; id < more.size(); ++id) {
+    if (!more[id].empty()) into[id] = std::move(more[id]);
+  }
+  if (into.empty()) into.emplace_back();
+}
+
 void append_threads(std::vector<ThreadEvents>& into, std::vector<ThreadEvents>& more) {
   std::unordered_map<uint32_t, size_t> row_of;
   for (size_t row = 0; row < into.size(); ++row) row_of.emplace(into[row].index, row);
@@ -34,11 +45,8 @@ void append_capture(Capture& into, Capture more) {
   // The process as the capture first described it: its clock offset is the one the capture file
   // holds, so a trace built from `into` and one built from the file agree to the nanosecond.
   if (into.process.pid == 0) into.process = std::move(more.process);
-  if (into.strings.size() < more.strings.size()) into.strings.resize(more.strings.size());
-  for (size_t id = 0; id < more.strings.size(); ++id) {
-    if (!more.strings[id].empty()) into.strings[id] = std::move(more.strings[id]);
-  }
-  if (into.strings.empty()) into.strings.emplace_back();
+  merge_by_id(into.strings, more.strings);
+  merge_by_id(into.arg_sets, more.arg_sets);
   append(into.other_threads, more.other_threads);
   CollectedEvents& host = into.host;
   append_threads(host.threads, more.host.threads);

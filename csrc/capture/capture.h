@@ -35,6 +35,7 @@ struct ThreadName {
 struct Capture {
   ProcessInfo process;
   std::vector<std::string> strings;  // indexed by StringId; ids the capture does not use are ""
+  std::vector<ArgSet> arg_sets;      // indexed by ArgSetId; ids the capture does not use are empty
   std::vector<ThreadName> other_threads;
   CollectedEvents host;
   GpuInput gpu;

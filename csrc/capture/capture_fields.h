@@ -3,7 +3,10 @@
 // byte_codec.h). Each struct's size is asserted beside its list: a member added to a struct
 // changes its size and stops the build here until the list (and docs/formats/capture.md, and
 // the format's minor version) say how it is stored.
+#include <variant>
+
 #include "capture/capture.h"
+#include "capture/capture_error.h"
 
 namespace perfprof {
 
@@ -28,6 +31,43 @@ template <typename Io>
 void fields(Io& io, ThreadName& t) {
   io(t.os_tid);
   io(t.name);
+}
+
+template <typename Io>
+void fields(Io& io, IntTreeNode& n) {
+  io(n.value);
+  io(n.is_list);
+}
+
+// `value` as a T: a writer's holds one, a reader's is made one.
+template <typename T, typename Io>
+void typed_value(Io& io, ArgValue& value) {
+  if (!std::holds_alternative<T>(value)) value = T{};
+  io(std::get<T>(value));
+}
+
+// An argument is its key, its value's type and the value, so a reader can read the keys a newer
+// perfprof added (exporters leave out keys they do not know); a known key whose value has
+// another type is refused.
+template <typename Io>
+void fields(Io& io, Arg& arg) {
+  ArgType type = type_of(arg.value);
+  io(arg.key);
+  io(type);
+  const ArgKeySpec* spec = spec_of(arg.key);
+  if (spec != nullptr && spec->type != type) throw CaptureFormatError("an argument's value has another type than its key's");
+  switch (type) {
+    case ArgType::Int: typed_value<int64_t>(io, arg.value); break;
+    case ArgType::Text: typed_value<StringId>(io, arg.value); break;
+    case ArgType::Texts: typed_value<std::vector<StringId>>(io, arg.value); break;
+    case ArgType::IntTree: typed_value<IntTree>(io, arg.value); break;
+    default: throw CaptureFormatError("an argument's value has an unknown type");
+  }
+}
+
+template <typename Io>
+void fields(Io& io, ArgSet& set) {
+  io(set.args);
 }
 
 template <typename Io>

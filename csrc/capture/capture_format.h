@@ -15,7 +15,7 @@ namespace perfprof::capture_format {
 inline constexpr char kMagic[8] = {'P', 'P', 'C', 'A', 'P', 'T', 'U', 'R'};
 // A reader reads every capture of its major version; a minor version only adds chunk kinds,
 // which older readers skip.
-inline constexpr uint16_t kVersionMajor = 1;
+inline constexpr uint16_t kVersionMajor = 2;
 inline constexpr uint16_t kVersionMinor = 0;
 inline constexpr size_t kFileHeaderBytes = 16;   // magic, major, minor, header size (u32)
 inline constexpr size_t kChunkHeaderBytes = 16;  // kind (u32), CRC-32 (u32), payload size (u64)
@@ -38,6 +38,7 @@ enum class ChunkKind : uint32_t {
   StreamAnnotations = 15,
   GpuStatus = 16,         // GPU collection ran; records CUPTI dropped (counts add up)
   End = 17,               // the capture is complete
+  ArgSets = 18,           // (id, argument set) pairs: the typed args the events use
 };
 
 }  // namespace perfprof::capture_format

@@ -54,7 +54,8 @@ class CaptureAssembler {
     switch (kind) {
       case ChunkKind::Process: capture_.process = decoded<ProcessInfo>(in); break;
       case ChunkKind::Window: capture_.window = decoded<CollectionWindow>(in); has_window_ = true; break;
-      case ChunkKind::Strings: add_strings(in); break;
+      case ChunkKind::Strings: add_entries(capture_.strings, in, "string"); break;
+      case ChunkKind::ArgSets: add_entries(capture_.arg_sets, in, "argument set"); break;
       case ChunkKind::Thread: add_thread(in); break;
       case ChunkKind::HostEvents: add_host_events(in); break;
       case ChunkKind::CompletedRanges: append(capture_.host.completed, in); break;
@@ -76,6 +77,7 @@ class CaptureAssembler {
 
   Capture finish() {
     if (capture_.strings.empty()) capture_.strings.emplace_back();
+    if (capture_.arg_sets.empty()) capture_.arg_sets.emplace_back();
     if (!has_window_) capture_.window = span_of_events();
     return std::move(capture_);
   }
@@ -95,21 +97,23 @@ class CaptureAssembler {
     to.insert(to.end(), std::make_move_iterator(items.begin()), std::make_move_iterator(items.end()));
   }
 
-  void add_strings(ByteReader& in) {
+  // (id, entry) pairs of an interned table (strings, argument sets); id 0 is the empty entry.
+  template <typename T>
+  static void add_entries(std::vector<T>& table, ByteReader& in, const char* what) {
     uint64_t count = 0;
     in(count);
-    std::vector<std::pair<uint32_t, std::string>> strings;
+    std::vector<std::pair<uint32_t, T>> entries;
     for (uint64_t i = 0; i < count; ++i) {
       uint32_t id = 0;
-      std::string text;
+      T entry;
       in(id);
-      in(text);
-      if (id == kEmptyString) throw CaptureFormatError("string 0 is given a text");
-      strings.emplace_back(id, std::move(text));
+      in(entry);
+      if (id == 0) throw CaptureFormatError(fmt::format("{} 0 is given a value", what));
+      entries.emplace_back(id, std::move(entry));
     }
-    for (auto& [id, text] : strings) {
-      if (id >= capture_.strings.size()) capture_.strings.resize(size_t{id} + 1);
-      capture_.strings[id] = std::move(text);
+    for (auto& [id, entry] : entries) {
+      if (id >= table.size()) table.resize(size_t{id} + 1);
+      table[id] = std::move(entry);
     }
   }
 

@@ -92,7 +92,9 @@ void CaptureStream::append(const CollectedEvents& host) {
 }
 
 void CaptureStream::append_locked(const CollectedEvents& host, const GpuInput& gpu) {
-  writer_.strings(strings_used_by(host, gpu));
+  const Vocabulary used = vocabulary_used_by(host, gpu);
+  writer_.strings(used.strings);
+  writer_.arg_sets(used.arg_sets);
   writer_.other_threads(name_other_threads(host, gpu, named_threads_));
   writer_.host(host);
   for (const ThreadEvents& thread : host.threads) events_appended_ += thread.events.size();

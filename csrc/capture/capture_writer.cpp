@@ -59,21 +59,30 @@ void CaptureWriter::process(const ProcessInfo& process) {
   chunk(ChunkKind::Process, [&](ByteWriter& w) { w(process); });
 }
 
-void CaptureWriter::strings(const std::vector<std::string>& strings) {
-  if (written_strings_.size() < strings.size()) written_strings_.resize(strings.size(), false);
+template <typename T>
+void CaptureWriter::new_entries(ChunkKind kind, const std::vector<T>& table, std::vector<bool>& written) {
+  if (written.size() < table.size()) written.resize(table.size(), false);
   std::vector<uint32_t> ids;
-  for (size_t id = 1; id < strings.size(); ++id) {
-    if (!strings[id].empty() && !written_strings_[id]) ids.push_back(static_cast<uint32_t>(id));
+  for (size_t id = 1; id < table.size(); ++id) {
+    if (!table[id].empty() && !written[id]) ids.push_back(static_cast<uint32_t>(id));
   }
   if (ids.empty()) return;
-  chunk(ChunkKind::Strings, [&](ByteWriter& w) {
+  chunk(kind, [&](ByteWriter& w) {
     w(static_cast<uint64_t>(ids.size()));
     for (const uint32_t id : ids) {
       w(id);
-      w(strings[id]);
+      w(table[id]);
     }
   });
-  for (const uint32_t id : ids) written_strings_[id] = true;
+  for (const uint32_t id : ids) written[id] = true;
+}
+
+void CaptureWriter::strings(const std::vector<std::string>& strings) {
+  new_entries(ChunkKind::Strings, strings, written_strings_);
+}
+
+void CaptureWriter::arg_sets(const std::vector<ArgSet>& sets) {
+  new_entries(ChunkKind::ArgSets, sets, written_arg_sets_);
 }
 
 void CaptureWriter::thread(const ThreadEvents& thread) {
@@ -158,6 +167,7 @@ bool write_capture(const Capture& capture, Sink& sink) {
   CaptureWriter out(sink);
   out.process(capture.process);
   out.strings(capture.strings);
+  out.arg_sets(capture.arg_sets);
   out.other_threads(capture.other_threads);
   out.host(capture.host);
   out.gpu(capture.gpu);

@@ -6,9 +6,11 @@
 #include <fstream>
 #include <string>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "common/clock.h"
+#include "common/args.h"
 #include "common/string_table.h"
 
 namespace perfprof {
@@ -21,41 +23,60 @@ std::string first_line_of(const std::string& path) {
   return line;
 }
 
-// The ids of every string the events refer to.
-class UsedStrings {
+// Marks of the ids in use of one interned table.
+class UsedIds {
  public:
-  UsedStrings(const CollectedEvents& host, const GpuInput& gpu) {
-    mark(kEmptyString);
-    for (const ThreadEvents& thread : host.threads) {
-      for (const RawEvent& event : thread.events) mark(event.name, event.category, event.args);
-    }
-    for (const CompletedRange& range : host.completed) mark(range.name, range.category, range.args);
-    for (const memory::Allocation& allocation : host.memory.allocations) mark(allocation.op);
-    for (const GpuActivity& activity : gpu.collected.activities) mark(activity.name);
-    for (const ApiCall& call : gpu.collected.api_calls) mark(call.name);
-  }
-  const std::vector<bool>& ids() const { return used_; }
-
- private:
+  UsedIds() { mark(0); }  // the empty entry
   template <typename... Ids>
   void mark(Ids... ids) {
-    for (const StringId id : {ids...}) {
+    for (const uint32_t id : {static_cast<uint32_t>(ids)...}) {
       if (id >= used_.size()) used_.resize(std::max<size_t>(size_t{id} + 1, used_.size() * 2), false);
       used_[id] = true;
     }
   }
+  const std::vector<bool>& ids() const { return used_; }
+
+ private:
   std::vector<bool> used_;
 };
 
+void mark_strings(const ArgValue& value, UsedIds& strings) {
+  if (const auto* text = std::get_if<StringId>(&value)) strings.mark(*text);
+  if (const auto* texts = std::get_if<std::vector<StringId>>(&value)) {
+    for (const StringId id : *texts) strings.mark(id);
+  }
+}
+
 }  // namespace
+
+// The argument sets the events refer to, then every string either refers to.
+Vocabulary vocabulary_used_by(const CollectedEvents& host, const GpuInput& gpu) {
+  UsedIds strings, arg_sets;
+  for (const ThreadEvents& thread : host.threads) {
+    for (const RawEvent& event : thread.events) {
+      strings.mark(event.name, event.category);
+      arg_sets.mark(event.args);
+    }
+  }
+  for (const CompletedRange& range : host.completed) {
+    strings.mark(range.name, range.category);
+    arg_sets.mark(range.args);
+  }
+  for (const memory::Allocation& allocation : host.memory.allocations) strings.mark(allocation.op);
+  for (const GpuActivity& activity : gpu.collected.activities) strings.mark(activity.name);
+  for (const ApiCall& call : gpu.collected.api_calls) strings.mark(call.name);
+  Vocabulary used;
+  used.arg_sets = global_arg_sets().snapshot(arg_sets.ids());
+  for (const ArgSet& set : used.arg_sets) {
+    for (const Arg& arg : set.args) mark_strings(arg.value, strings);
+  }
+  used.strings = global_strings().snapshot(strings.ids());
+  return used;
+}
 
 ProcessInfo this_process() {
   const std::string name = first_line_of("/proc/self/comm");
   return {getpid(), name.empty() ? "process" : name, monotonic_to_unix_offset_ns()};
-}
-
-std::vector<std::string> strings_used_by(const CollectedEvents& host, const GpuInput& gpu) {
-  return global_strings().snapshot(UsedStrings(host, gpu).ids());
 }
 
 std::vector<ThreadName> name_other_threads(const CollectedEvents& host, const GpuInput& gpu,
@@ -79,7 +100,9 @@ std::vector<ThreadName> name_other_threads(const CollectedEvents& host, const Gp
 Capture capture_of_this_process(CollectedEvents host, GpuInput gpu, const CollectionWindow& window) {
   Capture capture;
   capture.process = this_process();
-  capture.strings = strings_used_by(host, gpu);
+  Vocabulary used = vocabulary_used_by(host, gpu);
+  capture.strings = std::move(used.strings);
+  capture.arg_sets = std::move(used.arg_sets);
   std::unordered_set<int64_t> named;
   capture.other_threads = name_other_threads(host, gpu, named);
   capture.host = std::move(host);

@@ -1,6 +1,6 @@
 #pragma once
 // What the running process contributes to its captures: its id and name, the clock offset, the
-// text of the strings the events use, the names the OS gives threads that recorded nothing
+// strings and argument sets the events use, the names the OS gives threads that recorded nothing
 // themselves.
 #include <cstdint>
 #include <string>
@@ -13,8 +13,14 @@ namespace perfprof {
 
 ProcessInfo this_process();
 
-// The text of every string `host` and `gpu` refer to, indexed by id (other ids empty).
-std::vector<std::string> strings_used_by(const CollectedEvents& host, const GpuInput& gpu);
+// Entries of the process's interned tables, indexed by id (ids not used are empty).
+struct Vocabulary {
+  std::vector<std::string> strings;
+  std::vector<ArgSet> arg_sets;
+};
+
+// The argument sets `host` and `gpu` refer to, and every string they or the events refer to.
+Vocabulary vocabulary_used_by(const CollectedEvents& host, const GpuInput& gpu);
 
 // The OS's names of the threads `host` and `gpu` refer to without a buffer of their own and not
 // in `named`, which they are added to (a thread that has exited stays unnamed: the trace calls

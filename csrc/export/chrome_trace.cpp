@@ -6,6 +6,7 @@
 #include <set>
 #include <string_view>
 #include <unordered_map>
+#include <variant>
 
 #include "common/json_text.h"
 #include "export/output_file.h"
@@ -27,6 +28,55 @@ std::vector<uint32_t> number_python_frames(const TraceModel& model) {
   return ids;
 }
 
+// An IntTree's node at `at` as JSON ([[8,64],[]]); returns where the next node begins. A list
+// claiming more items than the tree holds ends with the tree, so the text is always valid.
+size_t append_int_tree_node(std::string& out, const IntTree& tree, size_t at) {
+  const IntTreeNode& node = tree[at++];
+  if (!node.is_list) {
+    append_int(out, node.value);
+    return at;
+  }
+  out += '[';
+  for (int64_t item = 0; item < node.value && at < tree.size(); ++item) {
+    if (item > 0) out += ',';
+    at = append_int_tree_node(out, tree, at);
+  }
+  out += ']';
+  return at;
+}
+
+// An argument set as JSON object members without braces, named as torch.profiler names them;
+// keys this perfprof does not know (read from a newer one's capture) are left out.
+std::string arg_members_json(const ArgSet& set, const TraceModel& model) {
+  std::string out;
+  for (const Arg& arg : set.args) {
+    const ArgKeySpec* spec = spec_of(arg.key);
+    if (spec == nullptr) continue;
+    if (!out.empty()) out += ',';
+    append_json_string(out, spec->name);
+    out += ':';
+    if (const auto* number = std::get_if<int64_t>(&arg.value)) {
+      append_int(out, *number);
+    } else if (const auto* text = std::get_if<StringId>(&arg.value)) {
+      append_json_string(out, model.str(*text));
+    } else if (const auto* texts = std::get_if<std::vector<StringId>>(&arg.value)) {
+      out += '[';
+      for (size_t k = 0; k < texts->size(); ++k) {
+        if (k > 0) out += ',';
+        append_json_string(out, model.str((*texts)[k]));
+      }
+      out += ']';
+    } else if (const auto* tree = std::get_if<IntTree>(&arg.value)) {
+      if (tree->empty()) {
+        out += "[]";
+      } else {
+        append_int_tree_node(out, *tree, 0);
+      }
+    }
+  }
+  return out;
+}
+
 class ChromeTraceWriter {
  public:
   ChromeTraceWriter(const TraceModel& model, const OpTree& tree, OutputFile& file)
@@ -34,6 +84,7 @@ class ChromeTraceWriter {
         tree_(tree),
         file_(file),
         quoted_(model.strings.size()),
+        arg_members_(model.arg_sets.size()),
         python_ids_(number_python_frames(model)) {
     text_.reserve(kFlushBytes + (64 << 10));
     for (const ThreadTrack& thread : model.threads) {
@@ -154,9 +205,9 @@ class ChromeTraceWriter {
     begin_event("i", t.ts_ns[i]);
     text_ += "\"s\":\"t\",";
     write_identity(t.category[i], t.name[i], t.track[i]);
-    if (t.args[i] != kEmptyString) {
+    if (t.args[i] != kNoArgs) {
       text_ += ",\"args\":{";
-      text_ += model_.str(t.args[i]);
+      text_ += arg_members(t.args[i]);
       text_ += '}';
     }
     text_ += '}';
@@ -215,7 +266,13 @@ class ChromeTraceWriter {
     const size_t mark = text_.size();
     text_ += ",\"args\":{";
     args_begin_ = text_.size();
-    if (r.args[i] != kEmptyString) fmt::format_to(next_member(), "{}", model_.str(r.args[i]));
+    if (r.args[i] != kNoArgs) {
+      const std::string& members = arg_members(r.args[i]);
+      if (!members.empty()) {
+        next_member();
+        text_ += members;
+      }
+    }
     if (r.flags[i] & kRangeUnfinished) fmt::format_to(next_member(), "\"unfinished\":true");
     if (r.correlation[i] != 0) fmt::format_to(next_member(), "\"correlation\":{}", r.correlation[i]);
     if (const uint64_t external = external_id_of(i)) fmt::format_to(next_member(), "\"External id\":{}", external);
@@ -438,6 +495,13 @@ class ChromeTraceWriter {
     return cached;
   }
 
+  // Each distinct argument set is written once per export.
+  const std::string& arg_members(ArgSetId id) {
+    std::string& cached = arg_members_[index_of(id)];
+    if (cached.empty()) cached = arg_members_json(model_.args(id), model_);
+    return cached;
+  }
+
   void flush() {
     file_.write(text_);
     text_.clear();
@@ -448,6 +512,7 @@ class ChromeTraceWriter {
   OutputFile& file_;
   std::string text_;
   std::vector<std::string> quoted_;
+  std::vector<std::string> arg_members_;  // by ArgSetId, as arg_members_json writes them
   std::vector<std::string> track_ids_;
   const std::vector<uint32_t> python_ids_;  // per range: "Python id" of a Python frame, else 0
   size_t args_begin_ = 0;                   // where the members of the args being written begin

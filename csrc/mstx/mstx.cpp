@@ -4,7 +4,6 @@
 
 #include <algorithm>
 
-#include "common/json_text.h"
 #include "record/recorder.h"
 
 namespace perfprof {
@@ -42,11 +41,9 @@ Mstx& Mstx::instance() {
 MstxDomain& Mstx::domain(std::string_view name) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (auto it = by_name_.find(std::string(name)); it != by_name_.end()) return *it->second;
-  std::string args = "\"domain\":";
-  append_json_string(args, name);
   std::string owned(name);
   nvtxDomainHandle_t nvtx_domain = nvtxDomainCreateA(owned.c_str());
-  MstxDomain& created = domains_.emplace_back(owned, global_strings().intern(args), nvtx_domain);
+  MstxDomain& created = domains_.emplace_back(owned, global_strings().intern(owned), nvtx_domain);
   created.recorded.store(passes_filter(created.name), std::memory_order_relaxed);
   by_name_.emplace(std::move(owned), &created);
   return created;
@@ -71,14 +68,14 @@ bool Mstx::recording(const MstxDomain& domain) noexcept {
 }
 
 void Mstx::mark(MstxDomain& domain, StringId message_id, const char* message,
-                StringId args) noexcept {
+                ArgSetId args) noexcept {
   const nvtxEventAttributes_t attributes = nvtx_message(message);
   nvtxDomainMarkEx(static_cast<nvtxDomainHandle_t>(domain.nvtx_domain), &attributes);
   if (recording(domain)) Recorder::instance().instant(message_id, user_annotation(), args);
 }
 
 uint64_t Mstx::range_start(MstxDomain& domain, StringId message_id, const char* message,
-                           StringId args) noexcept {
+                           ArgSetId args) noexcept {
   const bool recorded = recording(domain);
   const uint64_t id = Recorder::next_range_id() | (recorded ? kBeginRecorded : 0);
   const nvtxEventAttributes_t attributes = nvtx_message(message);
@@ -110,11 +107,12 @@ void Mstx::range_end(uint64_t range_id) noexcept {
   }
 }
 
-StringId Mstx::args_with_stream(const MstxDomain& domain, uint64_t stream) {
-  std::string args = "\"domain\":";
-  append_json_string(args, domain.name);
-  fmt::format_to(std::back_inserter(args), ",\"stream\":{}", stream);
-  return global_strings().intern(args);
+// A stream is a pointer: it fits in an int64.
+ArgSetId Mstx::args_with_stream(const MstxDomain& domain, uint64_t stream) {
+  ArgSet args;
+  args.args.push_back({ArgKey::Domain, global_strings().intern(domain.name)});
+  args.args.push_back({ArgKey::Stream, static_cast<int64_t>(stream)});
+  return global_arg_sets().intern(args);
 }
 
 }  // namespace perfprof

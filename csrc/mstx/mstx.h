@@ -12,16 +12,17 @@
 #include <utility>
 #include <vector>
 
+#include "common/args.h"
 #include "common/string_table.h"
 
 namespace perfprof {
 
 struct MstxDomain {
-  MstxDomain(std::string name, StringId args, void* nvtx_domain)
-      : name(std::move(name)), args(args), nvtx_domain(nvtx_domain) {}
+  MstxDomain(std::string name, StringId name_id, void* nvtx_domain)
+      : name(std::move(name)), args(global_arg_sets().intern({{{ArgKey::Domain, name_id}}})), nvtx_domain(nvtx_domain) {}
 
   const std::string name;
-  const StringId args;      // `"domain":"<name>"`, the event args of its markers
+  const ArgSetId args;      // {domain: name}, the event args of its markers
   void* const nvtx_domain;  // nvtxDomainHandle_t
   std::atomic<bool> recorded{true};
 };
@@ -38,13 +39,13 @@ class Mstx {
 
   // `message` must be NUL-terminated (it is handed to NVTX as a C string); `message_id` is its
   // interned id. `args` is the event args to record, normally domain.args.
-  void mark(MstxDomain& domain, StringId message_id, const char* message, StringId args) noexcept;
+  void mark(MstxDomain& domain, StringId message_id, const char* message, ArgSetId args) noexcept;
   uint64_t range_start(MstxDomain& domain, StringId message_id, const char* message,
-                       StringId args) noexcept;
+                       ArgSetId args) noexcept;
   void range_end(uint64_t range_id) noexcept;
 
   // Event args naming the domain and the stream the marker was given for.
-  StringId args_with_stream(const MstxDomain& domain, uint64_t stream);
+  ArgSetId args_with_stream(const MstxDomain& domain, uint64_t stream);
 
  private:
   Mstx() = default;

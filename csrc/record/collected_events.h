@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "common/args.h"
 #include "common/string_table.h"
 #include "memory/memory_events.h"
 #include "record/event.h"
@@ -26,7 +27,7 @@ struct CompletedRange {
   int64_t end_ns = 0;
   StringId name = kEmptyString;
   StringId category = kEmptyString;
-  StringId args = kEmptyString;
+  ArgSetId args = kNoArgs;
   int64_t sequence = -1;  // autograd sequence number, -1 for none
   // Backward operators: the OS thread that ran their forward pass (-1 when it recorded nothing);
   // 0 for every other range.

@@ -2,6 +2,7 @@
 // The fixed-size record every host event is stored as in a thread buffer.
 #include <cstdint>
 
+#include "common/args.h"
 #include "common/string_table.h"
 
 namespace perfprof {
@@ -15,7 +16,7 @@ struct RawEvent {
   uint64_t payload;  // range id for RangeBegin/RangeEnd; double bits for Counter
   StringId name;
   StringId category;
-  StringId args;     // JSON object members without braces (`"domain":"x"`), or kEmptyString
+  ArgSetId args;     // the event's typed arguments (global_arg_sets()), or kNoArgs
   EventKind kind;
   uint8_t reserved[3];
 };

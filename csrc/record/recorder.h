@@ -47,24 +47,24 @@ class Recorder {
   static uint64_t next_range_id() noexcept;
   static constexpr uint64_t kRangeIdFreeBit = uint64_t{1} << 39;
 
-  void begin_range(uint64_t id, StringId name, StringId category, StringId args) noexcept {
+  void begin_range(uint64_t id, StringId name, StringId category, ArgSetId args) noexcept {
     append({now_ns(), id, name, category, args, EventKind::RangeBegin, {}});
   }
   void end_range(uint64_t id) noexcept {
-    append({now_ns(), id, kEmptyString, kEmptyString, kEmptyString, EventKind::RangeEnd, {}});
+    append({now_ns(), id, kEmptyString, kEmptyString, kNoArgs, EventKind::RangeEnd, {}});
   }
   // Ends a range begun while recording (id != 0: callers hand out 0 for ranges not recorded),
   // unless recording has stopped since.
   void end_recorded_range(uint64_t id) noexcept {
     if (id != 0 && channels() != 0) end_range(id);
   }
-  void instant(StringId name, StringId category, StringId args) noexcept {
+  void instant(StringId name, StringId category, ArgSetId args) noexcept {
     append({now_ns(), 0, name, category, args, EventKind::Instant, {}});
   }
   void counter(StringId name, double value) noexcept;
   // Attaches an autograd sequence number to the range this thread began last.
   void range_sequence(int64_t sequence_nr) noexcept {
-    append({now_ns(), static_cast<uint64_t>(sequence_nr), kEmptyString, kEmptyString, kEmptyString,
+    append({now_ns(), static_cast<uint64_t>(sequence_nr), kEmptyString, kEmptyString, kNoArgs,
             EventKind::RangeSequence, {}});
   }
 

@@ -1,6 +1,7 @@
 #include "torch_hooks/op_text.h"
 
 #include <algorithm>
+#include <vector>
 
 namespace perfprof {
 namespace {
@@ -39,18 +40,62 @@ OpText parse_op_text(std::string_view text) noexcept {
   return op;
 }
 
-bool is_json_int_lists(std::string_view sizes) noexcept {
-  int depth = 0;
-  for (char c : sizes) {
-    if (c == '[') {
-      ++depth;
-    } else if (c == ']') {
-      if (--depth < 0) return false;
-    } else if (!((c >= '0' && c <= '9') || c == '-' || c == ',' || c == ' ')) {
-      return false;
+std::optional<IntTree> parse_int_lists(std::string_view sizes) noexcept {
+  try {
+    IntTree tree;
+    std::vector<size_t> open;  // nodes of the lists being read, innermost last
+    size_t at = 0;
+    const auto skip_spaces = [&] {
+      while (at < sizes.size() && sizes[at] == ' ') ++at;
+    };
+    const auto add_item = [&](IntTreeNode node) {
+      if (open.empty()) return false;  // an item outside the outer list
+      ++tree[open.back()].value;
+      tree.push_back(node);
+      return true;
+    };
+    skip_spaces();
+    if (at == sizes.size() || sizes[at] != '[') return std::nullopt;
+    tree.push_back({0, true});
+    open.push_back(0);
+    ++at;
+    while (!open.empty()) {
+      skip_spaces();
+      if (at == sizes.size()) return std::nullopt;
+      const bool first_item = tree[open.back()].value == 0;
+      if (sizes[at] == ']') {
+        open.pop_back();
+        ++at;
+        continue;
+      }
+      if (!first_item) {
+        if (sizes[at] != ',') return std::nullopt;
+        ++at;
+        skip_spaces();
+        if (at == sizes.size()) return std::nullopt;
+      }
+      if (sizes[at] == '[') {
+        if (!add_item({0, true})) return std::nullopt;
+        open.push_back(tree.size() - 1);
+        ++at;
+        continue;
+      }
+      const bool negative = sizes[at] == '-';
+      if (negative) ++at;
+      const size_t digits_begin = at;
+      int64_t value = 0;
+      while (at < sizes.size() && sizes[at] >= '0' && sizes[at] <= '9') {
+        if (value > (INT64_MAX - 9) / 10) return std::nullopt;
+        value = value * 10 + (sizes[at++] - '0');
+      }
+      if (at == digits_begin || !add_item({negative ? -value : value, false})) return std::nullopt;
     }
+    skip_spaces();
+    if (at != sizes.size()) return std::nullopt;
+    return tree;
+  } catch (...) {
+    return std::nullopt;
   }
-  return depth == 0 && !sizes.empty() && sizes.front() == '[';
 }
 
 }  // namespace perfprof

@@ -4,7 +4,10 @@
 //   "<name>[, seq = <n>][, op_id = <n>][, sizes = <shapes>][, input_op_ids = <list>]"
 // where <shapes> is a nested list of input sizes such as "[[8, 64], [64, 64], []]".
 #include <cstdint>
+#include <optional>
 #include <string_view>
+
+#include "common/args.h"
 
 namespace perfprof {
 
@@ -16,8 +19,8 @@ struct OpText {
 
 OpText parse_op_text(std::string_view text) noexcept;
 
-// True when `sizes` holds only digits, '-', ',', ' ' and balanced brackets, so it can be written
-// into JSON as it is.
-bool is_json_int_lists(std::string_view sizes) noexcept;
+// The ints in lists of `sizes` ("[[8, 64], [64], []]"), or nothing when it is not such a list
+// (unbalanced brackets, anything but ints, commas and spaces) or out of memory.
+std::optional<IntTree> parse_int_lists(std::string_view sizes) noexcept;
 
 }  // namespace perfprof

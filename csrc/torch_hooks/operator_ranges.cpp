@@ -1,11 +1,10 @@
 #include "torch_hooks/operator_ranges.h"
 
 #include <deque>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
-
-#include <fmt/format.h>
 
 #include "record/recorder.h"
 #include "torch_hooks/op_text.h"
@@ -13,26 +12,27 @@
 namespace perfprof {
 namespace {
 
-// Text -> interned id, without allocating on a hit. Keys point into `texts_`, whose strings never
-// move (deque).
-class ThreadStringCache {
+// Text -> the id `intern(text)` gives it, interned once per distinct text and without allocating
+// on a hit. Keys point into `texts_`, whose strings never move (deque).
+template <typename Id>
+class ThreadTextCache {
  public:
-  template <typename MakeText>
-  StringId get(std::string_view key, MakeText&& make_text) {
+  template <typename Intern>
+  Id get(std::string_view key, Intern&& intern) {
     if (auto it = ids_.find(key); it != ids_.end()) return it->second;
-    const StringId id = global_strings().intern(make_text(key));
+    const Id id = intern(key);
     ids_.emplace(texts_.emplace_back(key), id);
     return id;
   }
 
  private:
   std::deque<std::string> texts_;
-  std::unordered_map<std::string_view, StringId> ids_;
+  std::unordered_map<std::string_view, Id> ids_;
 };
 
 struct ThreadCaches {
-  ThreadStringCache names;
-  ThreadStringCache input_dims;
+  ThreadTextCache<StringId> names;
+  ThreadTextCache<ArgSetId> input_dims;
 };
 
 ThreadCaches& thread_caches() {
@@ -52,9 +52,12 @@ StringId category_of(std::string_view name) {
   return name.find('#') == std::string_view::npos || compiled_graph ? cpu_op : user_annotation;
 }
 
-std::string input_dims_args(std::string_view sizes) {
-  if (is_json_int_lists(sizes)) return fmt::format("\"Input Dims\":{}", sizes);
-  return {};  // not the format we know: leave it out rather than write invalid JSON
+StringId intern_name(std::string_view name) { return global_strings().intern(name); }
+
+ArgSetId intern_input_dims(std::string_view sizes) {
+  std::optional<IntTree> dims = parse_int_lists(sizes);
+  if (!dims) return kNoArgs;  // not the format we know: leave it out rather than guess
+  return global_arg_sets().intern({{{ArgKey::InputDims, std::move(*dims)}}});
 }
 
 }  // namespace
@@ -64,8 +67,8 @@ uint64_t begin_operator(const char* text) noexcept {
   try {
     ThreadCaches& caches = thread_caches();
     const OpText op = parse_op_text(text);
-    const StringId name = caches.names.get(op.name, [](std::string_view key) { return std::string(key); });
-    const StringId args = op.sizes.empty() ? kEmptyString : caches.input_dims.get(op.sizes, input_dims_args);
+    const StringId name = caches.names.get(op.name, intern_name);
+    const ArgSetId args = op.sizes.empty() ? kNoArgs : caches.input_dims.get(op.sizes, intern_input_dims);
     const uint64_t id = Recorder::next_range_id();
     Recorder& recorder = Recorder::instance();
     recorder.begin_range(id, name, category_of(op.name), args);

@@ -18,8 +18,8 @@ constexpr int64_t kOpen = INT64_MIN;
 
 class Builder {
  public:
-  Builder(TraceModel& model, StringTable& strings, const std::vector<ThreadName>& thread_names)
-      : model_(model), strings_(strings) {
+  Builder(TraceModel& model, StringTable& strings, ArgSetTable& arg_sets, const std::vector<ThreadName>& thread_names)
+      : model_(model), strings_(strings), arg_sets_(arg_sets) {
     for (const ThreadName& thread : thread_names) thread_names_.emplace(thread.os_tid, thread.name);
   }
 
@@ -78,7 +78,7 @@ class Builder {
       RangeTable& r = model_.ranges;
       r.name[row] = call.name;
       r.category[row] = call.driver ? driver : runtime;
-      r.args[row] = strings_.intern(fmt::format("\"cbid\":{}", call.cbid));
+      r.args[row] = arg_sets_.intern({{{ArgKey::Cbid, int64_t{call.cbid}}}});
       r.correlation[row] = call.correlation;
       r.external_id[row] = found == external.end() ? 0 : found->second;
     }
@@ -300,6 +300,7 @@ class Builder {
 
   TraceModel& model_;
   StringTable& strings_;  // the capture's, and what building names
+  ArgSetTable& arg_sets_;  // the same for args
   std::unordered_map<int64_t, std::string> thread_names_;  // threads without a buffer of their own
   std::vector<std::pair<uint64_t, size_t>> open_stack_;  // (range id, row) of this thread
   std::vector<std::pair<RawEvent, uint32_t>> deferred_ends_;
@@ -401,9 +402,10 @@ TraceModel build_trace(Capture capture) {
   model.stats.unreadable_torch_fields = collected.import_losses.failed_reads;
 
   StringTable strings(std::move(capture.strings));
+  ArgSetTable arg_sets(std::move(capture.arg_sets));
   std::sort(collected.threads.begin(), collected.threads.end(),
             [](const ThreadEvents& a, const ThreadEvents& b) { return a.index < b.index; });
-  Builder builder(model, strings, capture.other_threads);
+  Builder builder(model, strings, arg_sets, capture.other_threads);
   for (ThreadEvents& thread : collected.threads) {
     builder.add_thread(thread);
     std::vector<RawEvent>().swap(thread.events);  // release as we go: traces can be large
@@ -420,6 +422,7 @@ TraceModel build_trace(Capture capture) {
   builder.finish();
   add_gpu_activities(model, gpu);
   model.strings = strings.take();  // last: building names things of its own
+  model.arg_sets = arg_sets.take();
   return model;
 }
 

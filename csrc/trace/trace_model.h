@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/args.h"
 #include "common/string_table.h"
 #include "memory/memory_events.h"
 #include "record/gpu_records.h"
@@ -66,7 +67,7 @@ struct RangeRow {
   int64_t end_ns = 0;
   StringId name = kEmptyString;
   StringId category = kEmptyString;
-  StringId args = kEmptyString;
+  ArgSetId args = kNoArgs;
   uint32_t track = 0;      // index into TraceModel::threads
   uint32_t end_track = 0;  // the track its end was recorded on
   uint64_t id = 0;
@@ -80,7 +81,8 @@ struct RangeRow {
 // Struct of arrays: one column per RangeRow field, rows appended and reordered whole.
 struct RangeTable {
   std::vector<int64_t> begin_ns, end_ns;
-  std::vector<StringId> name, category, args;
+  std::vector<StringId> name, category;
+  std::vector<ArgSetId> args;
   std::vector<uint32_t> track, end_track;
   std::vector<uint64_t> id;
   std::vector<uint8_t> flags;
@@ -129,13 +131,14 @@ struct InstantRow {
   int64_t ts_ns = 0;
   StringId name = kEmptyString;
   StringId category = kEmptyString;
-  StringId args = kEmptyString;
+  ArgSetId args = kNoArgs;
   uint32_t track = 0;
 };
 
 struct InstantTable {
   std::vector<int64_t> ts_ns;
-  std::vector<StringId> name, category, args;
+  std::vector<StringId> name, category;
+  std::vector<ArgSetId> args;
   std::vector<uint32_t> track;
 
   size_t size() const { return ts_ns.size(); }
@@ -213,6 +216,7 @@ struct TraceModel {
   int64_t pid = 0;
   std::string process_name;
   std::vector<std::string> strings;  // indexed by StringId
+  std::vector<ArgSet> arg_sets;      // indexed by ArgSetId: the typed args of ranges and instants
   std::vector<ThreadTrack> threads;
   RangeTable ranges;  // grouped by track, in begin order within a track
   std::vector<ForwardBackwardLink> forward_backward;  // as torch.profiler links them, by backward end
@@ -223,6 +227,7 @@ struct TraceModel {
   TraceStats stats;
 
   const std::string& str(StringId id) const { return strings[id]; }
+  const ArgSet& args(ArgSetId id) const { return arg_sets[index_of(id)]; }
 };
 
 }  // namespace perfprof

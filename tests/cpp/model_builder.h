@@ -3,8 +3,10 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <optional>
 #include <unordered_map>
 
+#include "torch_hooks/op_text.h"
 #include "trace/trace_model.h"
 
 namespace perfprof::test {
@@ -12,24 +14,29 @@ namespace perfprof::test {
 // Rows must be added in the order build_trace leaves them (per track, begin order, outer first).
 class ModelBuilder {
  public:
-  ModelBuilder() { model_.strings = {""}; }
+  ModelBuilder() {
+    model_.strings = {""};
+    model_.arg_sets = {ArgSet{}};
+  }
 
+  // `input_dims` is an operator's input shapes as torch's hooks give them ("[[8, 64], []]"); a
+  // text that is not such a list gives no args, as it does when recording.
   size_t range(int64_t begin, int64_t end, std::string_view name, std::string_view category = "cpu_op",
-               uint64_t id = 0, uint8_t flags = 0, uint32_t track = 0, std::string_view args = "") {
+               uint64_t id = 0, uint8_t flags = 0, uint32_t track = 0, std::string_view input_dims = "") {
     RangeRow row;
     row.begin_ns = begin;
     row.end_ns = end;
     row.name = intern(name);
     row.category = intern(category);
     row.kind = range_kind_of(category);
-    row.args = intern(args);
+    row.args = input_dims_args(input_dims);
     row.track = row.end_track = track;
     row.id = id;
     row.flags = flags;
     return model_.ranges.append(row);
   }
-  size_t op(int64_t begin, int64_t end, std::string_view name, uint64_t id, std::string_view args) {
-    return range(begin, end, name, "cpu_op", id, 0, 0, args);
+  size_t op(int64_t begin, int64_t end, std::string_view name, uint64_t id, std::string_view input_dims) {
+    return range(begin, end, name, "cpu_op", id, 0, 0, input_dims);
   }
   size_t frame(int64_t begin, int64_t end, std::string_view name, uint64_t id = 0) {
     return range(begin, end, name, "python_function", id);
@@ -53,8 +60,18 @@ class ModelBuilder {
     return found->second;
   }
 
+  ArgSetId input_dims_args(std::string_view input_dims) {
+    const std::optional<IntTree> dims = input_dims.empty() ? std::nullopt : parse_int_lists(input_dims);
+    if (!dims) return kNoArgs;
+    const auto [found, inserted] =
+        arg_ids_.try_emplace(std::string(input_dims), ArgSetId{static_cast<uint32_t>(model_.arg_sets.size())});
+    if (inserted) model_.arg_sets.push_back({{{ArgKey::InputDims, *dims}}});
+    return found->second;
+  }
+
   TraceModel model_;
   std::unordered_map<std::string, StringId> ids_{{"", kEmptyString}};
+  std::unordered_map<std::string, ArgSetId> arg_ids_;  // input dims text -> its set
 };
 
 }  // namespace perfprof::test

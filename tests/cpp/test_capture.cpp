@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <utility>
@@ -10,10 +11,12 @@
 #include "capture/capture_file.h"
 #include "capture/capture_format.h"
 #include "capture/capture_stream.h"
+#include "capture/checksum.h"
 #include "capture/live_capture.h"
 #include "capture/sink.h"
 #include "common/clock.h"
 #include "export/chrome_trace.h"
+#include "json_checker.h"
 #include "test_util.h"
 #include "trace/trace_builder.h"
 
@@ -23,7 +26,11 @@ namespace {
 using test::begin_event;
 using test::counter_event;
 using test::end_event;
+using test::input_dims_arg;
 using test::instant_event;
+using test::int_arg;
+using test::Json;
+using test::text_arg;
 using test::intern;
 using test::TempDir;
 using test::thread_events;
@@ -61,9 +68,9 @@ Capture sample_capture() {
   host.threads.push_back(thread_events(
       0, kMainTid, "main",
       {begin_event(1'000'000, 1, "ProfilerStep#1", "user_annotation"),
-       begin_event(1'100'000, 2, "aten::mm", "cpu_op", "\"Input Dims\":[[2, 3], [3, 4]]"),
+       begin_event(1'100'000, 2, "aten::mm", "cpu_op", input_dims_arg("[[2, 3], [3, 4]]")),
        end_event(3'000'000, 2), begin_event(3'500'000, 3, "handoff", "user_annotation"),
-       instant_event(3'600'000, "mark", "mstx", "\"domain\":\"capture\""),
+       instant_event(3'600'000, "mark", "mstx", text_arg(ArgKey::Domain, "capture")),
        counter_event(3'700'000, "queue", 2.5), end_event(8'000'000, 1)}));
   host.threads.push_back(thread_events(1, kWorkerTid, "worker", {end_event(4'000'000, 3)}));
   CompletedRange imported;
@@ -130,7 +137,10 @@ TEST(Capture, WhatIsReadBackIsWhatWasWritten) {
   ASSERT_EQ(read.host.threads.size(), 2u);
   EXPECT_EQ(read.host.threads[0].name, "main");
   EXPECT_EQ(read.host.threads[0].events.size(), 7u);
-  EXPECT_EQ(read.strings[read.host.threads[0].events[1].args], "\"Input Dims\":[[2, 3], [3, 4]]");
+  EXPECT_EQ(read.arg_sets.at(index_of(read.host.threads[0].events[1].args)), input_dims_arg("[[2, 3], [3, 4]]"));
+  const ArgSet& mark_args = read.arg_sets.at(index_of(read.host.threads[0].events[4].args));
+  ASSERT_NE(mark_args.find<StringId>(ArgKey::Domain), nullptr);
+  EXPECT_EQ(read.strings.at(*mark_args.find<StringId>(ArgKey::Domain)), "capture");
   EXPECT_EQ(read.host.completed.at(0).forward_os_tid, kMainTid);
   EXPECT_TRUE(read.host.completed.at(0).imported);
   EXPECT_EQ(read.host.memory.nodes.at(0).allocations, (std::vector<uint32_t>{0, 1}));
@@ -158,6 +168,48 @@ TEST(Capture, HoldsOnlyTheStringsItsEventsUse) {
   EXPECT_EQ(capture.strings[capture.host.completed.at(0).name], "MmBackward0");
 }
 
+TEST(Capture, HoldsOnlyTheArgumentSetsItsEventsUseAndTheirStrings) {
+  const ArgSetId unused = global_arg_sets().intern(text_arg(ArgKey::Annotation, "capture test: args no event uses"));
+  const Capture capture = sample_capture();
+  ASSERT_GT(capture.arg_sets.size(), 1u);
+  if (index_of(unused) < capture.arg_sets.size()) {
+    EXPECT_TRUE(capture.arg_sets[index_of(unused)].empty());
+  }
+  for (const std::string& text : capture.strings) EXPECT_NE(text, "capture test: args no event uses");
+  // The mark's domain is a string only its args use: the capture holds it.
+  EXPECT_NE(std::find(capture.strings.begin(), capture.strings.end(), "capture"), capture.strings.end());
+}
+
+// The bytes of a capture holding one event whose args are `args`.
+std::string capture_with_args(const ArgSet& args) {
+  Capture capture;
+  capture.strings = {"", "op", "cpu_op"};
+  capture.arg_sets = {ArgSet{}, args};
+  RawEvent begin{10, 1, 1, 2, ArgSetId{1}, EventKind::RangeBegin, {}};
+  RawEvent end{20, 1, kEmptyString, kEmptyString, kNoArgs, EventKind::RangeEnd, {}};
+  capture.host.threads.push_back(thread_events(0, kMainTid, "main", {begin, end}));
+  capture.window = {0, 100};
+  return bytes_of(capture);
+}
+
+TEST(Capture, ArgumentsOfKeysANewerPerfprofAddedAreReadAndLeftOutOfExports) {
+  ArgSet args;
+  args.args.push_back({ArgKey::Stream, int64_t{3}});
+  args.args.push_back({static_cast<ArgKey>(200), int64_t{7}});  // a key this perfprof does not know
+  const CaptureReading reading = read_capture(capture_with_args(args));
+  ASSERT_TRUE(reading.complete) << reading.problem;
+  EXPECT_EQ(reading.capture.arg_sets.at(1), args);
+  const TempDir dir;
+  const Json doc = test::parse_json(chrome_trace_of(reading.capture, dir.file("trace.json")));
+  int ops = 0;
+  for (const Json& event : doc.at("traceEvents").items) {
+    if (event.string_at("name") != "op") continue;
+    ++ops;
+    EXPECT_EQ(event.at("args").keys, std::vector<std::string>{"stream"});
+  }
+  EXPECT_EQ(ops, 1);
+}
+
 TEST(Capture, BuildingOfflineGivesTheSameTraceAsBuildingInProcess) {
   const TempDir dir;
   const Capture capture = sample_capture();
@@ -181,6 +233,27 @@ std::vector<size_t> chunk_offsets(const std::string& bytes) {
   return offsets;
 }
 
+TEST(Capture, AKnownKeyWithAValueOfAnotherTypeIsRefused) {
+  std::string bytes = capture_with_args(int_arg(ArgKey::Stream, 3));
+  // The ArgSets chunk's payload: count, id, the set's size, then the argument: key, type, value.
+  size_t chunk = 0;
+  for (const size_t offset : chunk_offsets(bytes)) {
+    uint32_t kind = 0;
+    std::memcpy(&kind, bytes.data() + offset, sizeof(kind));
+    if (kind == static_cast<uint32_t>(capture_format::ChunkKind::ArgSets)) chunk = offset;
+  }
+  ASSERT_NE(chunk, 0u);
+  const size_t type = chunk + capture_format::kChunkHeaderBytes + 8 + 4 + 8 + 1;
+  ASSERT_EQ(bytes[type], static_cast<char>(ArgType::Int));
+  bytes[type] = static_cast<char>(ArgType::Text);
+  // The chunk's checksum, made right again, so the chunk's fields are what is refused.
+  const uint32_t crc = crc32_of(std::string_view(bytes).substr(chunk + capture_format::kChunkHeaderBytes, 8 + 4 + 8 + 1 + 1 + 8));
+  std::memcpy(&bytes[chunk + 4], &crc, sizeof(crc));
+  const CaptureReading reading = read_capture(bytes);
+  EXPECT_FALSE(reading.complete);
+  EXPECT_NE(reading.problem.find("another type than its key"), std::string::npos) << reading.problem;
+}
+
 TEST(Capture, ACutCaptureKeepsEveryWholeChunkBeforeTheCut) {
   const std::string bytes = bytes_of(sample_capture());
   std::vector<size_t> ends = chunk_offsets(bytes);  // where each chunk ends: the next one's start
@@ -200,8 +273,9 @@ TEST(Capture, ACutCaptureKeepsEveryWholeChunkBeforeTheCut) {
 TEST(Capture, ACutCaptureIsReadUpToItsLastWholeThreadChunk) {
   const Capture capture = sample_capture();
   const std::string bytes = bytes_of(capture);
-  // Up to the first thread's events: the Process, Strings, OtherThreads, Thread, HostEvents chunks.
-  const size_t cut = chunk_offsets(bytes).at(5);
+  // Up to the first thread's events: the Process, Strings, ArgSets, OtherThreads, Thread,
+  // HostEvents chunks.
+  const size_t cut = chunk_offsets(bytes).at(6);
   const CaptureReading reading = read_capture(std::string_view(bytes).substr(0, cut));
   EXPECT_FALSE(reading.complete);
   EXPECT_NE(reading.problem.find("no end"), std::string::npos) << reading.problem;
@@ -214,7 +288,7 @@ TEST(Capture, ACutCaptureIsReadUpToItsLastWholeThreadChunk) {
 
 TEST(Capture, ACorruptChunkEndsTheReadingAtItAndSaysWhere) {
   std::string bytes = bytes_of(sample_capture());
-  const size_t thread_chunk = chunk_offsets(bytes).at(3);
+  const size_t thread_chunk = chunk_offsets(bytes).at(4);
   bytes[thread_chunk + capture_format::kChunkHeaderBytes] ^= 0x40;  // a bit of its payload flips
   const CaptureReading reading = read_capture(bytes);
   EXPECT_FALSE(reading.complete);
@@ -227,12 +301,14 @@ TEST(Capture, ACorruptChunkEndsTheReadingAtItAndSaysWhere) {
 TEST(Capture, WhatIsNotACaptureOfThisVersionIsRefused) {
   EXPECT_THROW(read_capture("{\"traceEvents\": []}"), CaptureFormatError);
   std::string bytes = bytes_of(sample_capture());
-  bytes[sizeof(capture_format::kMagic)] = 2;  // major version 2
+  const int newer = capture_format::kVersionMajor + 1;
+  bytes[sizeof(capture_format::kMagic)] = static_cast<char>(newer);
   try {
     read_capture(bytes);
     FAIL() << "a capture of a newer major version was read";
   } catch (const CaptureFormatError& error) {
-    EXPECT_STREQ(error.what(), "capture format 2.0: this perfprof reads 1.x");
+    EXPECT_EQ(std::string(error.what()), "capture format " + std::to_string(newer) + ".0: this perfprof reads " +
+                                             std::to_string(capture_format::kVersionMajor) + ".x");
   }
 }
 
@@ -281,10 +357,10 @@ namespace {
 void record_step(int step) {
   Recorder& recorder = Recorder::instance();
   const uint64_t id = Recorder::next_range_id();
-  recorder.begin_range(id, intern("ProfilerStep#" + std::to_string(step)), intern("user_annotation"), kEmptyString);
+  recorder.begin_range(id, intern("ProfilerStep#" + std::to_string(step)), intern("user_annotation"), kNoArgs);
   for (int op = 0; op < 2; ++op) {
     const uint64_t op_id = Recorder::next_range_id();
-    recorder.begin_range(op_id, intern("aten::add"), intern("cpu_op"), kEmptyString);
+    recorder.begin_range(op_id, intern("aten::add"), intern("cpu_op"), kNoArgs);
     recorder.end_range(op_id);
   }
   recorder.end_range(id);
@@ -330,7 +406,7 @@ TEST(CaptureStream, AStreamNeverFinishedKeepsEveryAppendedStep) {
     }
     // Step 4 begins and the process dies: nothing more reaches the file.
     Recorder::instance().begin_range(Recorder::next_range_id(), intern("ProfilerStep#4"), intern("user_annotation"),
-                                     kEmptyString);
+                                     kNoArgs);
   }
   const CaptureReading reading = read_capture_file(dir.file("killed.ppcap"));
   EXPECT_FALSE(reading.complete);

@@ -26,6 +26,8 @@ using test::begin_event;
 using test::counter_event;
 using test::end_event;
 using test::instant_event;
+using test::int_arg;
+using test::text_arg;
 using test::Json;
 using test::TempDir;
 using test::thread_events;
@@ -41,12 +43,12 @@ TraceModel sample_model() {
   CollectedEvents collected;
   collected.threads.push_back(thread_events(
       0, kMainTid, kMainThreadName,
-      {begin_event(1'000'000, 1, kOuterName, "cpu_op", "\"k\":1"),
+      {begin_event(1'000'000, 1, kOuterName, "cpu_op", int_arg(ArgKey::Stream, 1)),
        begin_event(1'500'000, 2, "inner\xFF"), end_event(2'000'000, 2), end_event(4'000'000, 1),
        begin_event(5'000'000, 3, "handoff", "user_annotation"),  // ends on the worker thread
        begin_event(7'000'000, 4, "A"), begin_event(7'100'000, 5, "B"), end_event(7'200'000, 4),
        end_event(7'300'000, 5),  // B cannot nest: async
-       begin_event(8'000'000, 6, "still open", "user_annotation", "\"domain\":\"d\""),
+       begin_event(8'000'000, 6, "still open", "user_annotation", text_arg(ArgKey::Domain, "d")),
        instant_event(8'100'000, "mark\ttab", "marks"), counter_event(8'200'000, "mem", 42.5),
        counter_event(8'300'000, "mem", std::numeric_limits<double>::quiet_NaN()),
        begin_event(8'500'000, 9, "open without args")}));
@@ -159,6 +161,30 @@ TEST_F(ChromeTrace, RankIsFoundTheWayHolisticTraceAnalysisLooksForIt) {
   EXPECT_TRUE(found) << "no distributedInfo line near the top:\n" << text.substr(0, 400);
 }
 
+// Every type of argument value, named and written as torch.profiler writes them.
+TEST_F(ChromeTrace, TypedArgumentsAreWrittenAsTorchNamesThem) {
+  ArgSet args = test::input_dims_arg("[[[2, 3], [4]], [8, 64], [-1], []]");
+  args.args.push_back({ArgKey::InputTypes, std::vector<StringId>{test::intern("TensorList"), test::intern("float"),
+                                                                 test::intern("Scalar \"q\""), kEmptyString}});
+  args.args.push_back({ArgKey::ConcreteInputs, std::vector<StringId>{kEmptyString, kEmptyString,
+                                                                     test::intern("[2, 2]"), test::intern("1")}});
+  args.args.push_back({ArgKey::Annotation, test::intern("line\nbreak")});
+  args.args.push_back({ArgKey::Flops, int64_t{-5}});
+  CollectedEvents collected;
+  collected.threads.push_back(thread_events(0, kMainTid, "main", {begin_event(100, 1, "aten::cat", "cpu_op", args),
+                                                                  end_event(200, 1)}));
+  const std::string path = dir_.file("args.json");
+  write_trace(build_trace(capture_of_this_process(std::move(collected), {}, {0, 1'000})), path, ChromeTraceOptions{});
+  const std::string text = read_export(path);
+  EXPECT_NE(text.find(R"("args":{"Input Dims":[[[2,3],[4]],[8,64],[-1],[]],"Input type":["TensorList","float",)"
+                      R"("Scalar \"q\"",""],"Concrete Inputs":["","","[2, 2]","1"],"args":"line\nbreak","flops":-5})"),
+            std::string::npos)
+      << text;
+  const Json doc = test::parse_json(text);
+  EXPECT_EQ(event_of(doc, "X", "aten::cat").at("args").keys,
+            (std::vector<std::string>{"Input Dims", "Input type", "Concrete Inputs", "args", "flops"}));
+}
+
 TEST_F(ChromeTrace, NestedRangesAreCompleteEventsWithDuration) {
   const Json doc = export_and_parse("trace.json");
   const Json& outer = event_of(doc, "X", kOuterName);  // quotes and newline round-trip
@@ -167,7 +193,7 @@ TEST_F(ChromeTrace, NestedRangesAreCompleteEventsWithDuration) {
   EXPECT_EQ(outer.string_at("cat"), "cpu_op");
   EXPECT_EQ(number_text(outer, "pid"), std::to_string(getpid()));
   EXPECT_EQ(number_text(outer, "tid"), std::to_string(kMainTid));
-  EXPECT_EQ(number_text(outer.at("args"), "k"), "1");
+  EXPECT_EQ(number_text(outer.at("args"), "stream"), "1");
 
   const Json& inner = event_of(doc, "X", "inner" + kReplacement);  // invalid UTF-8 replaced
   EXPECT_EQ(number_text(inner, "ts"), "1500.000");
@@ -270,7 +296,7 @@ TEST_F(ChromeTrace, CompleteEventsNestPerThread) {
 // "name": "fwdbwd"} at the forward operator, the same with "bp": "e" at the backward one.
 TEST_F(ChromeTrace, ForwardBackwardLinksAreFlowEventsAsTorchWritesThem) {
   CollectedEvents collected;
-  CompletedRange forward{kMainTid, 1'000, 2'000, test::intern("aten::mul"), test::intern("cpu_op"), kEmptyString, 5};
+  CompletedRange forward{kMainTid, 1'000, 2'000, test::intern("aten::mul"), test::intern("cpu_op"), kNoArgs, 5};
   CompletedRange backward = forward;
   backward.os_tid = kWorkerTid;
   backward.begin_ns = 3'000;
@@ -304,7 +330,7 @@ TEST_F(ChromeTrace, PythonFramesCarryTheirIdAndTheirCallersId) {
   collected.threads.push_back(thread_events(
       0, kMainTid, "main",
       {begin_event(100, 1, "<module>", "python_function"), begin_event(200, 2, "f", "python_function"),
-       begin_event(300, 3, "aten::add", "cpu_op", "\"k\":1"), begin_event(350, 4, "g inside the op", "python_function"),
+       begin_event(300, 3, "aten::add", "cpu_op", int_arg(ArgKey::Stream, 1)), begin_event(350, 4, "g inside the op", "python_function"),
        end_event(360, 4), end_event(400, 3), end_event(800, 2), end_event(1000, 1),
        begin_event(1100, 5, "second", "python_function"), end_event(1200, 5)}));
   const std::string path = dir_.file("python.json");
@@ -321,7 +347,7 @@ TEST_F(ChromeTrace, PythonFramesCarryTheirIdAndTheirCallersId) {
   using Ids = std::pair<std::string, std::string>;
   EXPECT_EQ(ids, (std::map<std::string, Ids>{{"<module>", {"1", "null"}}, {"f", {"2", "1"}},
                                              {"g inside the op", {"3", "2"}}, {"second", {"4", "null"}}}));
-  EXPECT_EQ(event_of(doc, "X", "aten::add").at("args").keys, std::vector<std::string>{"k"});
+  EXPECT_EQ(event_of(doc, "X", "aten::add").at("args").keys, std::vector<std::string>{"stream"});
 }
 
 TEST_F(ChromeTrace, GzipOutputHoldsTheSameTrace) {
@@ -349,7 +375,7 @@ TEST_F(ChromeTrace, LargeTraceIsValidAcrossFlushes) {
   for (int i = 0; i < kRanges; ++i) {
     const uint64_t id = static_cast<uint64_t>(i) + 1;
     events.push_back(begin_event(1000 * i, id, "op \"" + std::to_string(i % 50) + "\"", "cpu_op",
-                                 "\"i\":" + std::to_string(i)));
+                                 int_arg(ArgKey::Stream, i)));
     events.push_back(end_event(1000 * i + 500, id));
   }
   CollectedEvents collected;

@@ -16,7 +16,7 @@ using test::TempDir;
 
 AnalysedTrace sample_trace() {
   test::ModelBuilder builder;
-  builder.op(1'000, 9'000, "aten::mm", 1, "\"Input Dims\":[[2, 3], [3, 4]]");
+  builder.op(1'000, 9'000, "aten::mm", 1, "[[2, 3], [3, 4]]");
   builder.op(2'000, 3'000, "aten::add", 2, "");
   builder.mutable_model().threads.push_back({0, 1001, "main"});
   return AnalysedTrace(builder.model());

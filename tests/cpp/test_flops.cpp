@@ -1,86 +1,50 @@
-// Input Dims and Concrete Inputs parsing (including garbage) and the FLOP formulas against
-// hand-worked numbers and torch's.
+// Operator inputs read from typed args, and the FLOP formulas against hand-worked numbers and
+// torch's (including garbage concrete values).
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <random>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "analysis/flops.h"
+#include "torch_hooks/op_text.h"
 
 namespace perfprof {
 namespace {
 
-TEST(ParseInputDims, ReadsTheShapesOfEveryInput) {
-  EXPECT_EQ(parse_input_dims(R"("Input Dims": [[8, 64], [64, 64], []], "Input type": ["float", "float", "Scalar"])"),
-            (InputDims{{8, 64}, {64, 64}, {}}));
-  EXPECT_EQ(parse_input_dims(R"("Sequence number": 5,"Input Dims":[[1,2],[3]])"), (InputDims{{1, 2}, {3}}));
-  EXPECT_EQ(parse_input_dims("\"Input Dims\" :\n [ [ -1 , 4 ] ]"), (InputDims{{-1, 4}}));
-  EXPECT_EQ(parse_input_dims(R"("Input Dims": [])"), InputDims{});
+// Each input's sizes, as the torch hooks read them from torch's text.
+InputDims dims_of(std::string_view text) {
+  const std::optional<IntTree> tree = parse_int_lists(text);
+  EXPECT_TRUE(tree.has_value()) << text;
+  return tree ? int_lists_of(*tree) : InputDims{};
 }
 
-TEST(ParseInputDims, TensorListsGetEmptyShapes) {
-  EXPECT_EQ(parse_input_dims(R"("Input Dims": [[[2, 3], [4, 5]], [7], [[]]])"), (InputDims{{}, {7}, {}}));
+TEST(OperatorInputs, ReadsShapesAndConcreteValuesFromTypedArgs) {
+  const std::vector<std::string> strings{"", "float", "Scalar", "[2, 2]", "1"};
+  ArgSet args;
+  args.args.push_back({ArgKey::InputDims, *parse_int_lists("[[8, 64], [64, 64], []]")});
+  args.args.push_back({ArgKey::InputTypes, std::vector<StringId>{1, 1, 2}});
+  args.args.push_back({ArgKey::ConcreteInputs, std::vector<StringId>{0, 3, 4}});
+  const OperatorInputs inputs = operator_inputs(args, strings);
+  EXPECT_EQ(inputs.dims, (InputDims{{8, 64}, {64, 64}, {}}));
+  EXPECT_EQ(inputs.concrete, (ConcreteInputs{"", "[2, 2]", "1"}));
 }
 
-TEST(ParseInputDims, TextOfTheValue) {
-  EXPECT_EQ(input_dims_text(R"("Input Dims": [[8, 64], [64, 64], []], "Input type": ["float"])"),
-            "[[8, 64], [64, 64], []]");
-  EXPECT_EQ(input_dims_text(R"("Input type": ["float"])"), "");
-  EXPECT_EQ(input_dims_text(R"("Input Dims": [[8, 64)"), "");
+TEST(OperatorInputs, MissingMembersGiveNothing) {
+  const std::vector<std::string> strings{""};
+  const OperatorInputs none = operator_inputs(ArgSet{}, strings);
+  EXPECT_TRUE(none.dims.empty());
+  EXPECT_TRUE(none.concrete.empty());
+  ArgSet other;
+  other.args.push_back({ArgKey::Domain, StringId{0}});
+  EXPECT_TRUE(operator_inputs(other, strings).dims.empty());
 }
 
-TEST(ParseInputDims, GarbageGivesNothing) {
-  const char* garbage[] = {
-      "",
-      "\"Input Dims\"",
-      "\"Input Dims\":",
-      "\"Input Dims\": [",
-      "\"Input Dims\": [[1, 2",
-      "\"Input Dims\": [[1, 2]",
-      "\"Input Dims\": [[1, x]]",
-      "\"Input Dims\": [[1,]]",
-      "\"Input Dims\": [[,1]]",
-      "\"Input Dims\": [1, 2]",
-      "\"Input Dims\": [[1] [2]]",
-      "\"Input Dims\": \"[[1]]\"",
-      "\"Input Dims\": [[99999999999999999999]]",
-      "\"Input Dims\": [[1.5]]",
-      "\"Input Dims\": [[-]]",
-      "\"Input Dims\": [[[1], \"a\"]]",
-      "\"Input Dims\": [[[[[[[[",
-      "\"Input Dims\": ]]]]",
-      "\"name\": \"\\\"Input Dims\\\": [[1]]\"",  // inside another member's string
-      "Input Dims: [[1]]",
-  };
-  for (const char* text : garbage) EXPECT_EQ(parse_input_dims(text), InputDims{}) << text;
-}
-
-TEST(ParseInputDims, EveryTruncationOfValidArgsIsSafe) {
-  const std::string valid = R"("Input Dims": [[[2, 3], [4]], [8, 64], [-1], []], "k": 1)";
-  for (size_t n = 0; n < valid.size(); ++n) {
-    const InputDims dims = parse_input_dims(std::string_view(valid).substr(0, n));
-    const bool complete = n >= valid.find("]], \"k\"") + 2;
-    EXPECT_EQ(dims.empty(), !complete) << n;
-  }
-}
-
-TEST(ParseInputDims, RandomBytesNeverCrash) {
-  const std::string alphabet = "[]0123456789,- \"\\:{}InputDims.x\n\xff";
-  std::mt19937 random(12345);
-  std::uniform_int_distribution<size_t> pick(0, alphabet.size() - 1);
-  std::uniform_int_distribution<size_t> length(0, 60);
-  for (int round = 0; round < 20000; ++round) {
-    const char* prefixes[] = {"", "\"Input Dims\": ", "\"Concrete Inputs\": [\"\", \""};
-    std::string text = prefixes[round % 3];
-    for (size_t n = length(random); n > 0; --n) text += alphabet[pick(random)];
-    const InputDims dims = parse_input_dims(text);
-    (void)flops_of("aten::bmm", dims);
-    (void)flops_of("aten::add", dims);
-    (void)flops_of("aten::scaled_dot_product_attention", dims);
-    (void)input_dims_text(text);
-    (void)parse_concrete_inputs(text);
-    (void)flops_of("aten::conv2d", text);
-  }
+TEST(OperatorInputs, TensorListsGetEmptyShapes) {
+  EXPECT_EQ(dims_of("[[[2, 3], [4, 5]], [7], [[]]]"), (InputDims{{}, {7}, {}}));
+  EXPECT_EQ(dims_of("[]"), InputDims{});
 }
 
 TEST(Flops, MatrixProducts) {
@@ -135,38 +99,12 @@ TEST(Flops, ConvolutionFromShapesAloneCountsZero) {
   EXPECT_EQ(convolution_flops({16, 3, 3, 3}, {1, 16, 30}), 0u);
 }
 
-// Args as torch 2.13 writes them for aten::conv1d/2d/3d(input, weight, bias, stride, padding,
-// dilation, groups).
-std::string conv_args(const std::string& dims, const std::string& stride, const std::string& padding,
-                      const std::string& dilation, const std::string& groups) {
-  return R"("External id": 1, "Concrete Inputs": ["", "", "", ")" + stride + R"(", ")" + padding + R"(", ")" +
-         dilation + R"(", ")" + groups +
-         R"("], "Input type": ["float", "float", "float", "ScalarList", "ScalarList", "ScalarList", "Scalar"], )" +
-         R"("Input Dims": )" + dims;
-}
-
-TEST(ParseConcreteInputs, ReadsTheValueOfEveryInput) {
-  EXPECT_EQ(parse_concrete_inputs(conv_args("[]", "[2, 2]", "[1, 1]", "[1, 1]", "1")),
-            (ConcreteInputs{"", "", "", "[2, 2]", "[1, 1]", "[1, 1]", "1"}));
-  EXPECT_EQ(parse_concrete_inputs(R"("Concrete Inputs":["a\"b", "False"])"), (ConcreteInputs{R"(a\"b)", "False"}));
-  EXPECT_EQ(parse_concrete_inputs(R"("Concrete Inputs": [])"), ConcreteInputs{});
-}
-
-TEST(ParseConcreteInputs, GarbageGivesNothing) {
-  const char* garbage[] = {
-      "",
-      "\"Concrete Inputs\": [",
-      "\"Concrete Inputs\": [\"\"",
-      "\"Concrete Inputs\": [\"1]",
-      "\"Concrete Inputs\": [\"1\\\"]",
-      "\"Concrete Inputs\": [\"1\\",
-      "\"Concrete Inputs\": [1]",
-      "\"Concrete Inputs\": [\"1\",]",
-      "\"Concrete Inputs\": [\"1\" \"2\"]",
-      "\"Concrete Inputs\": \"1\"",
-      "\"name\": \"x, \\\"Concrete Inputs\\\": [\\\"1\\\"]\"",
-  };
-  for (const char* text : garbage) EXPECT_EQ(parse_concrete_inputs(text), ConcreteInputs{}) << text;
+// The inputs torch 2.13 records for aten::conv1d/2d/3d(input, weight, bias, stride, padding,
+// dilation, groups). The concrete values are views of the arguments: pass texts that outlive
+// the result (literals).
+OperatorInputs conv_args(std::string_view dims, std::string_view stride, std::string_view padding,
+                         std::string_view dilation, std::string_view groups) {
+  return {dims_of(dims), {"", "", "", stride, padding, dilation, groups}};
 }
 
 // The counts torch.profiler(with_flops=True) gives for these aten::conv2d calls (torch 2.13).
@@ -224,21 +162,12 @@ TEST(Flops, ConvolutionPaddingStrings) {
 
 TEST(Flops, ConvolutionIsCountedOnceAtTheTop) {
   // aten::conv2d runs as these, with the same concrete stride, padding and dilation.
-  const std::string args =
-      R"("Concrete Inputs": ["", "", "", "[2, 2]", "[1, 1]", "[1, 1]", "False", "[0, 0]", "1"], )"
-      R"("Input Dims": [[2, 3, 8, 8], [4, 3, 3, 3], [4], [], [], [], [], [], []])";
+  const OperatorInputs inputs{dims_of("[[2, 3, 8, 8], [4, 3, 3, 3], [4], [], [], [], [], [], []]"),
+                              {"", "", "", "[2, 2]", "[1, 1]", "[1, 1]", "False", "[0, 0]", "1"}};
   for (const char* op : {"aten::convolution", "aten::_convolution", "aten::mkldnn_convolution",
                          "aten::_convolution_mode", "aten::thnn_conv2d"}) {
-    EXPECT_EQ(flops_of(op, args), 0u) << op;
+    EXPECT_EQ(flops_of(op, inputs), 0u) << op;
   }
-}
-
-TEST(Flops, ConvolutionKeyOrderDoesNotMatter) {
-  const std::string dims = R"("Input Dims": [[2, 3, 8, 8], [4, 3, 3, 3], [4], [], [], [], []])";
-  const std::string concrete = R"("Concrete Inputs": ["", "", "", "[2, 2]", "[1, 1]", "[1, 1]", "1"])";
-  EXPECT_EQ(flops_of("aten::conv2d", dims + ", " + concrete), 6912u);
-  EXPECT_EQ(flops_of("aten::conv2d", concrete + ", " + dims), 6912u);
-  EXPECT_EQ(flops_of("aten::conv2d", "\"Ev Idx\": 0,\n" + concrete + ",\"k\": 1, " + dims + ", \"x\": [1]"), 6912u);
 }
 
 TEST(Flops, ConvolutionWithBadArgumentsCountsZero) {
@@ -257,9 +186,9 @@ TEST(Flops, ConvolutionWithBadArgumentsCountsZero) {
     EXPECT_EQ(flops_of("aten::conv2d", conv_args(dims, "[2, 2]", "[1, 1]", "[1, 1]", groups)), 0u) << groups;
   }
   // Missing members, too few concrete inputs, unbatched input, shapes not fitting.
-  EXPECT_EQ(flops_of("aten::conv2d", R"("Input Dims": )" + dims), 0u);
-  EXPECT_EQ(flops_of("aten::conv2d", R"("Concrete Inputs": ["", "", "", "[2, 2]", "[1, 1]", "[1, 1]", "1"])"), 0u);
-  EXPECT_EQ(flops_of("aten::conv2d", R"("Concrete Inputs": ["", "", "", "[2, 2]", "[1, 1]", "[1, 1]"], "Input Dims": )" + dims), 0u);
+  EXPECT_EQ(flops_of("aten::conv2d", OperatorInputs{dims_of(dims), {}}), 0u);
+  EXPECT_EQ(flops_of("aten::conv2d", OperatorInputs{{}, {"", "", "", "[2, 2]", "[1, 1]", "[1, 1]", "1"}}), 0u);
+  EXPECT_EQ(flops_of("aten::conv2d", OperatorInputs{dims_of(dims), {"", "", "", "[2, 2]", "[1, 1]", "[1, 1]"}}), 0u);
   EXPECT_EQ(flops_of("aten::conv2d", conv_args("[[3, 8, 8], [4, 3, 3, 3], [4], [], [], [], []]", "[2, 2]", "[1, 1]",
                                                "[1, 1]", "1")),
             0u);
@@ -278,14 +207,19 @@ TEST(Flops, ConvolutionWithBadArgumentsCountsZero) {
             0u);
 }
 
-TEST(Flops, EveryTruncationOfConvolutionArgsIsSafe) {
-  const std::string valid = conv_args("[[2, 3, 8, 8], [4, 3, 3, 3], [4], [], [], [], []]", "[2, 2]", "[1, 1]",
-                                      "[1, 1]", "1");
-  for (size_t n = 0; n < valid.size(); ++n) {
-    const uint64_t count = flops_of("aten::conv2d", std::string_view(valid).substr(0, n));
-    EXPECT_TRUE(count == 0 || count == 6912u) << n;
+TEST(Flops, RandomConcreteValuesNeverCrash) {
+  const std::string alphabet = "[]0123456789,- .x\xff";
+  std::mt19937 random(12345);
+  std::uniform_int_distribution<size_t> pick(0, alphabet.size() - 1);
+  std::uniform_int_distribution<size_t> length(0, 12);
+  const InputDims dims = dims_of("[[2, 3, 8, 8], [4, 3, 3, 3], [4], [], [], [], []]");
+  for (int round = 0; round < 20000; ++round) {
+    std::vector<std::string> texts(7);
+    for (std::string& text : texts) {
+      for (size_t n = length(random); n > 0; --n) text += alphabet[pick(random)];
+    }
+    (void)flops_of("aten::conv2d", OperatorInputs{dims, {texts.begin(), texts.end()}});
   }
-  EXPECT_EQ(flops_of("aten::conv2d", valid), 6912u);
 }
 
 TEST(Flops, UnknownOpsBadSizesAndOverflowCountZero) {

@@ -22,7 +22,7 @@ using test::TempDir;
 
 using test::ModelBuilder;
 
-constexpr std::string_view kMmShapes = R"("Input Dims": [[8, 64], [64, 32]])";
+constexpr std::string_view kMmShapes = "[[8, 64], [64, 32]]";
 
 // main > ProfilerStep#0 > forward() > linear > addmm > cudaLaunchKernel
 //                                   > linear > helper()
@@ -146,15 +146,18 @@ TEST(AnnotateFlops, AppendsFlopsToTheOperatorsThatHaveACount) {
   const size_t relu = b.op(100, 200, "aten::relu", 2, "");
   const size_t mm_again = b.op(200, 300, "aten::mm", 3, kMmShapes);
   const size_t note = b.range(300, 400, "note", "user_annotation", 4, 0, 0, kMmShapes);
-  const size_t bad = b.op(400, 450, "aten::mm", 5, R"("Input Dims": [[8, 64], [64)");
+  const size_t bad = b.op(400, 450, "aten::mm", 5, "[[8, 64], [64");
   TraceModel& model = b.mutable_model();
   const TraceModel before = model;
-  const size_t strings_before = model.strings.size();
 
   annotate_flops(model);
-  EXPECT_EQ(model.str(model.ranges.args[mm]), std::string(kMmShapes) + ", \"flops\": 32768");
-  EXPECT_EQ(model.ranges.args[mm_again], model.ranges.args[mm]);  // one id for one text
-  EXPECT_EQ(model.strings.size(), strings_before + 1);
+  ArgSet expected = before.args(before.ranges.args[mm]);
+  expected.args.push_back({ArgKey::Flops, int64_t{32768}});
+  EXPECT_EQ(model.args(model.ranges.args[mm]), expected);
+  EXPECT_EQ(range_flops(model, mm), 32768u);
+  EXPECT_EQ(model.ranges.args[mm_again], model.ranges.args[mm]);  // one set for one signature
+  EXPECT_EQ(model.arg_sets.size(), before.arg_sets.size() + 1);
+  EXPECT_EQ(model.strings, before.strings);
   for (const size_t unchanged : {relu, note, bad}) {  // no count, not an operator, unreadable shapes
     EXPECT_EQ(model.ranges.args[unchanged], before.ranges.args[unchanged]) << unchanged;
   }

@@ -16,9 +16,9 @@ namespace {
 
 using test::ModelBuilder;
 
-constexpr std::string_view kLinearShapes = R"("Input Dims": [[8, 64], [32, 64], [32]], "Input type": ["float", "float", "float"])";
-constexpr std::string_view kSmallLinearShapes = R"("Input Dims": [[4, 64], [32, 64], [32]])";
-constexpr std::string_view kAddmmShapes = R"("Input Dims": [[32], [8, 64], [64, 32], [], []])";
+constexpr std::string_view kLinearShapes = "[[8, 64], [32, 64], [32]]";
+constexpr std::string_view kSmallLinearShapes = "[[4, 64], [32, 64], [32]]";
+constexpr std::string_view kAddmmShapes = "[[32], [8, 64], [64, 32], [], []]";
 
 // main() > ProfilerStep#0 > forward() > linear > addmm > cudaLaunchKernel
 //                                     > linear > helper()
@@ -179,9 +179,9 @@ TEST(KeyAverages, OneRowForAllSteps) {
 TEST(KeyAverages, NestedSameNameCallIsMergedIntoItsCaller) {
   ModelBuilder b;
   for (int64_t t : {0, 1000}) {
-    b.op(t, t + 100, "aten::mul", t + 1, R"("Input Dims": [[4, 8], []])");
-    b.op(t + 10, t + 90, "aten::mul", t + 2, R"("Input Dims": [[4, 8], [4, 8]])");
-    b.op(t + 20, t + 30, "aten::empty", t + 3, R"("Input Dims": [[], [], [], [], [], []])");
+    b.op(t, t + 100, "aten::mul", t + 1, "[[4, 8], []]");
+    b.op(t + 10, t + 90, "aten::mul", t + 2, "[[4, 8], [4, 8]]");
+    b.op(t + 20, t + 30, "aten::empty", t + 3, "[[], [], [], [], [], []]");
     b.activity(t + 5000, t + 5040, t + 2);
   }
   b.op(2000, 2100, "aten::div_", 10, "");  // two children: nothing merges
@@ -229,9 +229,9 @@ TEST(KeyAverages, GroupsByInputShape) {
 // torch's input_shapes have [] for a tensor list: all cats of two tensors group together.
 TEST(KeyAverages, TensorListShapesGroupAsEmpty) {
   ModelBuilder b;
-  b.op(0, 10, "aten::cat", 1, R"("Input Dims": [[[4, 8], [4, 8]], []])");
-  b.op(10, 20, "aten::cat", 2, R"("Input Dims": [[[2, 8], [6, 8]], []])");
-  b.op(20, 30, "aten::cat", 3, R"("Input Dims": [[[4, 8]], [], [3]])");
+  b.op(0, 10, "aten::cat", 1, "[[[4, 8], [4, 8]], []]");
+  b.op(10, 20, "aten::cat", 2, "[[[2, 8], [6, 8]], []]");
+  b.op(20, 30, "aten::cat", 3, "[[[4, 8]], [], [3]]");
   KeyAverageOptions options;
   options.group_by_input_shape = true;
   const auto rows = key_averages(b.model(), options);
@@ -364,8 +364,8 @@ TEST(KeyAverages, MemoryOfEventsAndOutsideThem) {
 
 TEST(KeyAverages, GarbageInputDimsCountNoFlops) {
   ModelBuilder b;
-  b.op(0, 10, "aten::mm", 1, R"("Input Dims": [[8, 64], [64)");
-  b.op(10, 20, "aten::mm", 2, R"("Input Dims": [[8, 64], [64, 32]])");
+  b.op(0, 10, "aten::mm", 1, "[[8, 64], [64");
+  b.op(10, 20, "aten::mm", 2, "[[8, 64], [64, 32]]");
   b.op(20, 30, "aten::mm", 3, "");
   KeyAverageOptions options;
   options.group_by_input_shape = true;

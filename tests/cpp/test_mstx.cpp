@@ -64,7 +64,8 @@ TEST_F(MstxTest, RangeIsRecordedAsUserAnnotationWithDomainArgs) {
   EXPECT_EQ(begin.payload, id);
   EXPECT_EQ(begin.name, intern("forward"));
   EXPECT_EQ(begin.category, intern("user_annotation"));
-  EXPECT_EQ(begin.args, intern(R"("domain":"mstx-test \"train\"")"));
+  EXPECT_EQ(begin.args, domain.args);
+  EXPECT_EQ(begin.args, global_arg_sets().intern(test::text_arg(ArgKey::Domain, "mstx-test \"train\"")));
   EXPECT_EQ(events[1].kind, EventKind::RangeEnd);
   EXPECT_EQ(events[1].payload, id);
 }
@@ -165,8 +166,10 @@ TEST_F(MstxTest, RangeEndedOnAnotherThreadPairs) {
 
 TEST_F(MstxTest, ArgsWithStreamNameTheDomainAndStream) {
   MstxDomain& domain = mstx().domain("mstx-test-stream");
-  const StringId args = mstx().args_with_stream(domain, 7);
-  EXPECT_EQ(global_strings().snapshot().at(args), R"("domain":"mstx-test-stream","stream":7)");
+  const ArgSetId args = mstx().args_with_stream(domain, 7);
+  ArgSet expected = test::text_arg(ArgKey::Domain, "mstx-test-stream");
+  expected.args.push_back({ArgKey::Stream, int64_t{7}});
+  EXPECT_EQ(args, global_arg_sets().intern(expected));
 }
 
 }  // namespace

@@ -27,9 +27,10 @@ struct WorkerStrings {
       : thread_name(fmt::format("worker-{}", w)),
         name(intern(fmt::format("range of worker {}", w))),
         category(intern(fmt::format("category {}", w))),
-        args(intern(fmt::format("\"worker\":{}", w))) {}
+        args(global_arg_sets().intern(test::int_arg(ArgKey::GcThread, w))) {}
   std::string thread_name;
-  StringId name, category, args;
+  StringId name, category;
+  ArgSetId args;
 };
 
 // Releases all workers at once so they really record concurrently.
@@ -88,7 +89,7 @@ void expect_worker_stream(const ThreadEvents& thread, int worker, int ranges) {
     ASSERT_TRUE(begin.name == strings.name && begin.category == strings.category &&
                 begin.args == strings.args)
         << thread.name << " begin " << k << " carries another thread's strings";
-    ASSERT_TRUE(end.name == kEmptyString && end.category == kEmptyString && end.args == kEmptyString)
+    ASSERT_TRUE(end.name == kEmptyString && end.category == kEmptyString && end.args == kNoArgs)
         << thread.name << " end " << k + 1;
     ASSERT_EQ(end.payload, begin.payload) << thread.name << " event " << k + 1;
     // A thread's ids increase, so increasing ids mean the sequence was kept.
@@ -160,7 +161,7 @@ TEST(Recorder, KeepsEventsOfExitedThreads) {
   const StringId tick = intern("tick from a short-lived thread");
   std::thread([&] {
     Recorder::instance().name_current_thread("short-lived");
-    for (int i = 0; i < 3; ++i) Recorder::instance().instant(tick, kEmptyString, kEmptyString);
+    for (int i = 0; i < 3; ++i) Recorder::instance().instant(tick, kEmptyString, kNoArgs);
   }).join();
 
   const CollectedEvents collected = Recorder::instance().collect();
@@ -181,12 +182,12 @@ TEST(Recorder, DiscardDropsEverythingRecordedSoFar) {
   const StringId after = intern("after discard");
   Recorder& recorder = Recorder::instance();
 
-  std::thread([&] { recorder.instant(before, kEmptyString, kEmptyString); }).join();
-  for (int i = 0; i < 5; ++i) recorder.instant(before, kEmptyString, kEmptyString);
+  std::thread([&] { recorder.instant(before, kEmptyString, kNoArgs); }).join();
+  for (int i = 0; i < 5; ++i) recorder.instant(before, kEmptyString, kNoArgs);
   recorder.discard();
   EXPECT_TRUE(recorder.collect().threads.empty());
 
-  recorder.instant(after, kEmptyString, kEmptyString);
+  recorder.instant(after, kEmptyString, kNoArgs);
   const std::vector<RawEvent> events = test::all_events(recorder.collect());
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(events[0].name, after);
@@ -196,8 +197,8 @@ TEST(Recorder, CompletedRangesAreCollectedOnceAndDiscarded) {
   RecorderSession session(kChannelOperators);
   Recorder& recorder = Recorder::instance();
   const StringId name = intern("imported");
-  recorder.add_completed({{42, 10, 20, name, kEmptyString, kEmptyString, 3}});
-  std::thread([&] { recorder.add_completed({{43, 30, 40, name, kEmptyString, kEmptyString, -1}}); }).join();
+  recorder.add_completed({{42, 10, 20, name, kEmptyString, kNoArgs, 3}});
+  std::thread([&] { recorder.add_completed({{43, 30, 40, name, kEmptyString, kNoArgs, -1}}); }).join();
   CollectedEvents collected = recorder.collect();
   ASSERT_EQ(collected.completed.size(), 2u);
   EXPECT_EQ(collected.completed[0].os_tid, 42);
@@ -205,7 +206,7 @@ TEST(Recorder, CompletedRangesAreCollectedOnceAndDiscarded) {
   EXPECT_EQ(collected.completed[1].begin_ns, 30);
   EXPECT_TRUE(recorder.collect().completed.empty());
 
-  recorder.add_completed({{42, 10, 20, name, kEmptyString, kEmptyString, -1}});
+  recorder.add_completed({{42, 10, 20, name, kEmptyString, kNoArgs, -1}});
   recorder.discard();
   EXPECT_TRUE(recorder.collect().completed.empty());
 }

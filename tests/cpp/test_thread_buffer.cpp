@@ -15,7 +15,7 @@ constexpr uint64_t kNameCycle = 7;
 // Event number `i`: every field derives from `i`, so a torn or misplaced event is detectable.
 RawEvent numbered(uint64_t i) {
   return {static_cast<int64_t>(i), i, static_cast<StringId>(i % kNameCycle + 1),
-          static_cast<StringId>(i % 3), static_cast<StringId>(i % 5), EventKind::Instant, {}};
+          static_cast<StringId>(i % 3), ArgSetId{static_cast<uint32_t>(i % 5)}, EventKind::Instant, {}};
 }
 
 void append_numbered(ThreadBuffer& buffer, uint64_t from, uint64_t to) {

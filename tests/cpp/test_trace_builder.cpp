@@ -15,6 +15,7 @@ using test::begin_event;
 using test::counter_event;
 using test::end_event;
 using test::instant_event;
+using test::int_arg;
 using test::thread_events;
 
 constexpr CollectionWindow kWindow{0, 1'000'000};
@@ -58,7 +59,7 @@ void expect_range(const TraceModel& model, const std::string& name, const Expect
 
 TEST(TraceBuilder, PairsNestedRangesOnOneThread) {
   const TraceModel model = build({thread_events(0, 101, "main",
-                                                {begin_event(100, 1, "outer", "cat", "\"k\":1"),
+                                                {begin_event(100, 1, "outer", "cat", int_arg(ArgKey::Stream, 1)),
                                                  begin_event(200, 2, "inner"),
                                                  end_event(300, 2),
                                                  end_event(400, 1)})});
@@ -67,7 +68,7 @@ TEST(TraceBuilder, PairsNestedRangesOnOneThread) {
   expect_range(model, "inner", {200, 300, 0, 0, 0});
   const size_t outer = range_named(model, "outer");
   EXPECT_EQ(model.str(model.ranges.category[outer]), "cat");
-  EXPECT_EQ(model.str(model.ranges.args[outer]), "\"k\":1");
+  EXPECT_EQ(model.args(model.ranges.args[outer]), int_arg(ArgKey::Stream, 1));
   EXPECT_EQ(model.ranges.id[outer], 1u);
   EXPECT_EQ(model.stats.async_ranges, 0u);
   EXPECT_EQ(model.stats.unfinished_ranges, 0u);
@@ -156,7 +157,7 @@ TEST(TraceBuilder, DropsEventsBeforeTheWindow) {
 TEST(TraceBuilder, InstantsAndCountersLandInTheirTables) {
   const TraceModel model = build(
       {thread_events(0, 101, "main",
-                     {instant_event(100, "tick", "marks", "\"n\":1"),
+                     {instant_event(100, "tick", "marks", int_arg(ArgKey::Stream, 1)),
                       counter_event(200, "memory", 1234.5)}),
        thread_events(1, 102, "sampler",
                      {counter_event(300, "memory", -0.1), counter_event(400, "huge", 1e300)})});
@@ -164,7 +165,7 @@ TEST(TraceBuilder, InstantsAndCountersLandInTheirTables) {
   EXPECT_EQ(model.instants.ts_ns[0], 100);
   EXPECT_EQ(model.str(model.instants.name[0]), "tick");
   EXPECT_EQ(model.str(model.instants.category[0]), "marks");
-  EXPECT_EQ(model.str(model.instants.args[0]), "\"n\":1");
+  EXPECT_EQ(model.args(model.instants.args[0]), int_arg(ArgKey::Stream, 1));
   EXPECT_EQ(model.instants.track[0], 0u);
 
   const CounterTable& c = model.counters;
@@ -178,7 +179,8 @@ TEST(TraceBuilder, InstantsAndCountersLandInTheirTables) {
 }
 
 CompletedRange completed(int64_t os_tid, int64_t begin_ns, int64_t end_ns, const char* name, int64_t sequence = -1) {
-  return {os_tid, begin_ns, end_ns, test::intern(name), test::intern("cpu_op"), test::intern("\"k\": 1"), sequence};
+  return {os_tid,          begin_ns, end_ns, test::intern(name), test::intern("cpu_op"),
+          global_arg_sets().intern(test::input_dims_arg("[[2, 3]]")), sequence};
 }
 
 TEST(TraceBuilder, CompletedRangesJoinTheirThreadAndNestWithItsRanges) {
@@ -194,7 +196,7 @@ TEST(TraceBuilder, CompletedRangesJoinTheirThreadAndNestWithItsRanges) {
   expect_range(model, "engine op", {250, 260, 1, 1, 0});  // a thread that recorded nothing itself
   EXPECT_EQ(model.threads[1].os_tid, 202);
   EXPECT_EQ(model.ranges.sequence[range_named(model, "inner op")], 7);
-  EXPECT_EQ(model.str(model.ranges.args[range_named(model, "inner op")]), "\"k\": 1");
+  EXPECT_EQ(model.args(model.ranges.args[range_named(model, "inner op")]), test::input_dims_arg("[[2, 3]]"));
   EXPECT_EQ(model.ranges.size(), 4u);  // the one before the window is dropped
   EXPECT_EQ(model.stats.async_ranges, 0u);
 }

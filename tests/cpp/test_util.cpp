@@ -7,8 +7,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
+
+#include "torch_hooks/op_text.h"
 
 namespace perfprof::test {
 
@@ -65,31 +68,41 @@ std::string read_gzip_file(const std::string& path) {
 namespace {
 
 RawEvent make_event(EventKind kind, int64_t ts_ns, uint64_t payload, StringId name,
-                    StringId category, StringId args) {
+                    StringId category, ArgSetId args) {
   return {ts_ns, payload, name, category, args, kind, {}};
 }
 
 }  // namespace
 
+ArgSet int_arg(ArgKey key, int64_t value) { return {{{key, value}}}; }
+
+ArgSet text_arg(ArgKey key, std::string_view text) { return {{{key, intern(text)}}}; }
+
+ArgSet input_dims_arg(std::string_view dims) {
+  std::optional<IntTree> tree = parse_int_lists(dims);
+  EXPECT_TRUE(tree.has_value()) << dims;
+  return {{{ArgKey::InputDims, tree.value_or(IntTree{})}}};
+}
+
 RawEvent begin_event(int64_t ts_ns, uint64_t id, std::string_view name,
-                     std::string_view category, std::string_view args) {
+                     std::string_view category, const ArgSet& args) {
   return make_event(EventKind::RangeBegin, ts_ns, id, intern(name), intern(category),
-                    intern(args));
+                    global_arg_sets().intern(args));
 }
 
 RawEvent end_event(int64_t ts_ns, uint64_t id) {
-  return make_event(EventKind::RangeEnd, ts_ns, id, kEmptyString, kEmptyString, kEmptyString);
+  return make_event(EventKind::RangeEnd, ts_ns, id, kEmptyString, kEmptyString, kNoArgs);
 }
 
 RawEvent instant_event(int64_t ts_ns, std::string_view name, std::string_view category,
-                       std::string_view args) {
-  return make_event(EventKind::Instant, ts_ns, 0, intern(name), intern(category), intern(args));
+                       const ArgSet& args) {
+  return make_event(EventKind::Instant, ts_ns, 0, intern(name), intern(category), global_arg_sets().intern(args));
 }
 
 RawEvent counter_event(int64_t ts_ns, std::string_view name, double value) {
   uint64_t bits = 0;
   std::memcpy(&bits, &value, sizeof(bits));
-  return make_event(EventKind::Counter, ts_ns, bits, intern(name), kEmptyString, kEmptyString);
+  return make_event(EventKind::Counter, ts_ns, bits, intern(name), kEmptyString, kNoArgs);
 }
 
 ThreadEvents thread_events(uint32_t index, int64_t os_tid, std::string name,

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/args.h"
 #include "common/string_table.h"
 #include "record/event.h"
 #include "record/recorder.h"
@@ -39,12 +40,19 @@ std::string read_gzip_file(const std::string& path);
 // Interns in the global table, the one build_trace snapshots.
 inline StringId intern(std::string_view text) { return global_strings().intern(text); }
 
-// Hand-made raw events, for deterministic trace-builder and exporter tests.
+// One-argument sets, their texts interned in the global table.
+ArgSet int_arg(ArgKey key, int64_t value);
+ArgSet text_arg(ArgKey key, std::string_view text);
+// Input shapes as torch's hooks give them ("[[8, 64], []]"); fails the test on another text.
+ArgSet input_dims_arg(std::string_view dims);
+
+// Hand-made raw events, for deterministic trace-builder and exporter tests; their args are
+// interned in the global table.
 RawEvent begin_event(int64_t ts_ns, uint64_t id, std::string_view name,
-                     std::string_view category = "test", std::string_view args = "");
+                     std::string_view category = "test", const ArgSet& args = {});
 RawEvent end_event(int64_t ts_ns, uint64_t id);
 RawEvent instant_event(int64_t ts_ns, std::string_view name, std::string_view category = "test",
-                       std::string_view args = "");
+                       const ArgSet& args = {});
 RawEvent counter_event(int64_t ts_ns, std::string_view name, double value);
 
 ThreadEvents thread_events(uint32_t index, int64_t os_tid, std::string name,
