@@ -421,7 +421,7 @@ PyMemberDef record_function_members[] = {
 
 PyType_Slot record_function_slots[] = {
     {Py_tp_doc, const_cast<char*>(
-        "RecordFunction(name, args=None): a user annotation range (context manager).")},
+        "RecordFunction(name, args=None)\n--\n\nA user annotation range (context manager).")},
     {Py_tp_new, reinterpret_cast<void*>(record_function_new)},
     {Py_tp_dealloc, reinterpret_cast<void*>(record_function_dealloc)},
     {Py_tp_methods, record_function_methods},
@@ -457,9 +457,9 @@ PyMethodDef annotation_methods[] = {
      "annotation_begin(name, args=None)\n--\n\n"
      "Begin a user-annotation range; returns its id (0 when not recording)."},
     {"annotation_end", as_cfunction(annotation_end), METH_FASTCALL,
-     "annotation_end(range_id)\n--\n\nEnd a range returned by annotation_begin."},
+     "annotation_end(range_id, /)\n--\n\nEnd a range returned by annotation_begin."},
     {"record_counter", as_cfunction(record_counter), METH_FASTCALL,
-     "record_counter(name, value)\n--\n\nRecord a counter sample (when counters are recorded)."},
+     "record_counter(name, value, /)\n--\n\nRecord a counter sample (when counters are recorded)."},
     {nullptr, nullptr, 0, nullptr},
 };
 

@@ -75,10 +75,10 @@ PyObject* gc_set_threshold_ns(PyObject*, PyObject* const* args, Py_ssize_t nargs
 
 PyMethodDef gc_methods[] = {
     {"gc_callback", as_cfunction(gc_callback), METH_FASTCALL,
-     "gc_callback(phase, info)\n--\n\n"
+     "gc_callback(phase, info, /)\n--\n\n"
      "For gc.callbacks: records collections at or above the threshold while the GC channel is on."},
     {"gc_set_threshold_ns", as_cfunction(gc_set_threshold_ns), METH_FASTCALL,
-     "gc_set_threshold_ns(ns)\n--\n\nThe shortest collection gc_callback records, in nanoseconds."},
+     "gc_set_threshold_ns(ns, /)\n--\n\nThe shortest collection gc_callback records, in nanoseconds."},
     {nullptr, nullptr, 0, nullptr},
 };
 

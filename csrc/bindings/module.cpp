@@ -282,13 +282,14 @@ PYBIND11_MODULE(_core, m) {
            }),
            py::arg("wait"), py::arg("active"), py::arg("warmup"), py::arg("repeat"),
            py::arg("skip_first"), py::arg("skip_first_wait"))
-      .def("action_at", [](const Schedule& s, int64_t step) { return static_cast<int>(s.action_at(step)); })
+      .def("action_at", [](const Schedule& s, int64_t step) { return static_cast<int>(s.action_at(step)); },
+           py::arg("step"))
       .def("describe", &Schedule::describe);
 
   py::class_<StepController>(m, "StepController")
       .def(py::init<>())
-      .def("start", [](StepController& c, int first) { return to_list(c.start(to_action(first))); })
-      .def("advance", [](StepController& c, int next) { return to_list(c.advance(to_action(next))); })
+      .def("start", [](StepController& c, int first) { return to_list(c.start(to_action(first))); }, py::arg("first"))
+      .def("advance", [](StepController& c, int next) { return to_list(c.advance(to_action(next))); }, py::arg("next"))
       .def("stop", [](StepController& c) { return to_list(c.stop()); })
       .def_property_readonly("step", &StepController::step)
       .def_property_readonly("current", [](const StepController& c) { return static_cast<int>(c.current()); })
@@ -361,7 +362,7 @@ PYBIND11_MODULE(_core, m) {
 
   add_torch_memory(m);
   m.def("now_ns", &now_ns, "The recorder's clock (CLOCK_MONOTONIC) in nanoseconds.");
-  m.def("set_channels", [](uint32_t mask) { Recorder::instance().set_channels(mask); });
+  m.def("set_channels", [](uint32_t mask) { Recorder::instance().set_channels(mask); }, py::arg("mask"));
   m.def("channels", [] { return Recorder::instance().channels(); });
   m.def("buffered_events", [] { return Recorder::instance().buffered_events(); },
         "Events the recorder's thread buffers hold, not collected yet.");
@@ -432,10 +433,10 @@ PYBIND11_MODULE(_core, m) {
     return py::make_tuple(c.uses_host_clock(), c.clock_offset_ns());
   }, "(CUPTI uses perfprof's clock, calibrated offset in ns otherwise).");
   m.def("name_current_thread", [](std::string name) { Recorder::instance().name_current_thread(std::move(name)); },
-        "Name the calling thread in traces (registering it with the recorder).");
+        py::arg("name"), "Name the calling thread in traces (registering it with the recorder).");
   m.def("name_thread", [](int64_t os_tid, const std::string& name) {
     Recorder::instance().name_thread(os_tid, name);
-  });
+  }, py::arg("os_tid"), py::arg("name"));
   m.def("begin_step", [](int64_t step) -> uint64_t {
     Recorder& recorder = Recorder::instance();
     if (!recorder.enabled(kChannelSteps)) return 0;
@@ -445,10 +446,10 @@ PYBIND11_MODULE(_core, m) {
                          kNoArgs);
     ActivityCollector::push_host_range(id);
     return id;
-  }, "Begin the ProfilerStep#<step> range; returns its id (0 when steps are not recorded).");
+  }, py::arg("step"), "Begin the ProfilerStep#<step> range; returns its id (0 when steps are not recorded).");
   m.def("filter_mstx_domains", [](std::vector<std::string> include, std::vector<std::string> exclude) {
     Mstx::instance().filter_domains(std::move(include), std::move(exclude));
-  });
+  }, py::arg("include"), py::arg("exclude"));
 
   m.def("install_torch_profiler_stubs", [](const std::string& libtorch_cpu_path) {
     return install_torch_profiler_stubs(libtorch_cpu_path);

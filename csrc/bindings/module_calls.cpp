@@ -234,9 +234,9 @@ PyType_Spec wrapper_spec = {
 
 PyMethodDef module_call_methods[] = {
     {"module_calls_capture", as_cfunction(module_calls_capture), METH_FASTCALL,
-     "module_calls_capture(on)\n--\n\nWhether ModuleCallWrapper records module ranges on the calling thread."},
+     "module_calls_capture(on, /)\n--\n\nWhether ModuleCallWrapper records module ranges on the calling thread."},
     {"module_calls_observe", as_cfunction(module_calls_observe), METH_FASTCALL,
-     "module_calls_observe(callback)\n--\n\nCall callback(module) at the first call of each module through\n"
+     "module_calls_observe(callback, /)\n--\n\nCall callback(module) at the first call of each module through\n"
      "ModuleCallWrapper, on any thread, from now on (None: stop). Errors it raises are printed\n"
      "as unraisable exceptions."},
     {"module_calls_reset_names", as_cfunction(module_calls_reset_names), METH_FASTCALL,

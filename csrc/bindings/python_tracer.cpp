@@ -487,7 +487,7 @@ PyObject* python_tracer_uninstall(PyObject*, PyObject* const*, Py_ssize_t) { ret
 
 PyMethodDef tracer_methods[] = {
     {"python_tracer_install", as_cfunction(python_tracer_install), METH_FASTCALL,
-     "python_tracer_install(own_prefix, path_prefixes, module_call_code)\n--\n\n"
+     "python_tracer_install(own_prefix, path_prefixes, module_call_code, /)\n--\n\n"
      "Trace Python calls on the calling thread (recorded while the Python channel is on), the\n"
      "frames running now included. Functions in files under own_prefix, and what they call, are\n"
      "not traced; path_prefixes (longest first) are removed from file names; frames of\n"

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, List, Optional
 
 from . import _core
 from ._collectors import Collection, Collector, collectors_for
@@ -114,7 +114,7 @@ def _name_live_threads() -> None:
             _core.name_thread(thread.native_id, thread.name)
 
 
-def _report_losses(stats: Dict[str, int]) -> None:
+def _report_losses(stats: _core.TraceStats) -> None:
     if stats["dropped_events"]:
         logger.warning("perfprof: %d events could not be stored (out of memory) and are missing "
                        "from the trace", stats["dropped_events"])

@@ -14,7 +14,7 @@ LIBRARY_VARIABLE = "PERFPROF_CUPTI_LIBRARY"
 DRIVER_VARIABLE = "PERFPROF_CUDA_DRIVER_LIBRARY"
 
 _lock = threading.Lock()
-_status: Optional[Dict[str, Any]] = None
+_status: Optional[_core.CuptiStatus] = None
 
 
 def cuda_status() -> Dict[str, Any]:

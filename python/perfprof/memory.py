@@ -10,7 +10,7 @@ category (docs/memory.md) and builds the timeline of bytes per category per devi
 from __future__ import annotations
 
 import os
-from typing import Any, List, Optional, Tuple
+from typing import Any, List, Literal, Optional, Tuple
 
 from . import _core
 from ._logging import logger
@@ -18,7 +18,7 @@ from ._logging import logger
 CATEGORIES: Tuple[str, ...] = tuple(_core.MEMORY_CATEGORIES)
 
 # Suffix -> the core's format, longest suffixes first.
-_FORMATS = (
+_FORMATS: Tuple[Tuple[str, Literal["json", "raw", "html"]], ...] = (
     (".raw.json.gz", "raw"), (".raw.json", "raw"), (".json.gz", "json"), (".json", "json"), (".html", "html"),
 )
 

@@ -8,7 +8,7 @@ them while a profiler runs with ``ExperimentalConfig(mstx=True)``, filtered by
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable, Optional, TypeVar
+from typing import Any, Callable, Optional, TypeVar, Union
 
 from . import _core
 
@@ -30,7 +30,8 @@ class mstx_range:
 
     __slots__ = ("message", "stream", "domain", "_range_id")
 
-    def __init__(self, message: str, stream: Optional[object] = None, domain: str = "default") -> None:
+    def __init__(self, message: str, stream: Optional[Union[int, _core.CudaStream]] = None,
+                 domain: str = "default") -> None:
         if not isinstance(message, str):
             raise TypeError(f"mstx_range(): 'message' must be str, got {type(message).__name__}")
         if not isinstance(domain, str):

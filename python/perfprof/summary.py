@@ -2,7 +2,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Sequence
+
+if TYPE_CHECKING:
+    from . import _core
 
 
 @dataclass(frozen=True)
@@ -105,7 +108,7 @@ class EventList(list):
                              max_name_column_width, max_src_column_width, header)
 
 
-def rows_from_core(raw: Sequence[Dict[str, Any]], *, with_flops: bool, with_memory: bool) -> EventList:
+def rows_from_core(raw: Sequence[_core.KeyAverageRow], *, with_flops: bool, with_memory: bool) -> EventList:
     """The EventList of the rows `_core.Trace.key_averages` returns (dicts, times in ns)."""
     rows = [
         FunctionEventAvg(

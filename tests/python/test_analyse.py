@@ -17,6 +17,7 @@ import pytest
 import perfprof
 from perfprof import _core, memory
 from perfprof.trace_handler import CAPTURE_FILE, OUTPUT_DIR
+from child_process import child_env
 from trace_checks import load_trace
 
 REPO = Path(__file__).resolve().parents[2]
@@ -29,13 +30,6 @@ def run_dirs(root: Path) -> List[Path]:
 
 def outputs(run_dir: Path) -> Dict[str, bytes]:
     return {path.name: path.read_bytes() for path in sorted((run_dir / OUTPUT_DIR).iterdir())}
-
-
-def child_env() -> Dict[str, str]:
-    """The environment of a child Python that imports the perfprof these tests import (the
-    source tree's in a development build, the installed one in CI)."""
-    package_parent = os.path.dirname(os.path.dirname(os.path.abspath(perfprof.__file__)))
-    return dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [package_parent, os.environ.get("PYTHONPATH")])))
 
 
 def assert_same_outputs(offline: Dict[str, bytes], in_process: Dict[str, bytes]) -> None:
