@@ -36,7 +36,7 @@ std::vector<size_t> allocations_outside_events(const TraceModel& model, const Fu
   const RangeTable& r = model.ranges;
   std::vector<std::pair<int64_t, int64_t>> spans;
   for (size_t i = 0; i < r.size(); ++i) {
-    if (events.kind[i] != EventKind::kNone) spans.emplace_back(r.begin_ns[i], r.end_ns[i]);
+    if (events.kind[i] != FunctionEventKind::kNone) spans.emplace_back(r.begin_ns[i], r.end_ns[i]);
   }
   std::sort(spans.begin(), spans.end());
   std::vector<size_t> outside;
@@ -69,10 +69,10 @@ EventMemory event_memory(const TraceModel& model, const FunctionEvents& events) 
   for (size_t i = 0; i < r.size(); ++i) {
     if (!is_listed(events.kind[i])) continue;
     memory.total[i] = sums.within(r.begin_ns[i], r.end_ns[i]);
-    if (events.kind[i] == EventKind::kNested) memory.self[i] = memory.total[i];
+    if (events.kind[i] == FunctionEventKind::kNested) memory.self[i] = memory.total[i];
   }
   for (size_t i = 0; i < r.size(); ++i) {
-    if (events.kind[i] != EventKind::kNested || events.parent[i] < 0) continue;
+    if (events.kind[i] != FunctionEventKind::kNested || events.parent[i] < 0) continue;
     MemoryBytes& parent = memory.self[static_cast<size_t>(events.parent[i])];
     parent.cpu -= memory.total[i].cpu;
     parent.device -= memory.total[i].device;

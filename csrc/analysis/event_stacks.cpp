@@ -55,7 +55,7 @@ EventStacks::EventStacks(const TraceModel& model, const FunctionEvents& events, 
   const RangeTable& r = model.ranges;
   // Parents come before their children: each inherits its parent's backward function.
   for (size_t i = 0; i < r.size(); ++i) {
-    if (events.kind[i] != EventKind::kNested) continue;
+    if (events.kind[i] != FunctionEventKind::kNested) continue;
     const int64_t parent = events.parent[i];
     if (is_backward_function(i)) {
       backward_function_[i] = static_cast<int64_t>(i);
@@ -94,7 +94,7 @@ std::vector<StringId> EventStacks::frames_around(size_t row) const {
   std::vector<StringId> frames;
   for (int64_t c = caller_[row]; c >= 0 && frames.size() < depth_; c = caller_[static_cast<size_t>(c)]) {
     const auto outer = static_cast<size_t>(c);
-    if (events_.kind[outer] != EventKind::kNone && is_python_frame(model_, outer) &&
+    if (events_.kind[outer] != FunctionEventKind::kNone && is_python_frame(model_, outer) &&
         !dropped_frame(model_.str(model_.ranges.name[outer]))) {
       frames.push_back(model_.ranges.name[outer]);
     }

@@ -15,11 +15,11 @@ constexpr std::array<std::string_view, 6> kDroppedOps = {
     "aten::output_nr",                  "aten::_version",
 };
 
-EventKind kind_of(const TraceModel& model, size_t row, bool python_functions) {
-  if (!python_functions && is_python_frame(model, row)) return EventKind::kNone;
+FunctionEventKind kind_of(const TraceModel& model, size_t row, bool python_functions) {
+  if (!python_functions && is_python_frame(model, row)) return FunctionEventKind::kNone;
   const std::string& name = model.str(model.ranges.name[row]);
-  if (std::find(kDroppedOps.begin(), kDroppedOps.end(), name) != kDroppedOps.end()) return EventKind::kNone;
-  return model.ranges.track[row] == model.ranges.end_track[row] ? EventKind::kNested : EventKind::kAsync;
+  if (std::find(kDroppedOps.begin(), kDroppedOps.end(), name) != kDroppedOps.end()) return FunctionEventKind::kNone;
+  return model.ranges.track[row] == model.ranges.end_track[row] ? FunctionEventKind::kNested : FunctionEventKind::kAsync;
 }
 
 // torch's nesting (_populate_cpu_children): walking a thread's events by begin, longest first,
@@ -38,7 +38,7 @@ void link_enclosing(const TraceModel& model, FunctionEvents& events) {
       open.clear();
     }
     while (!open.empty() && r.begin_ns[i] >= r.end_ns[open.back()]) open.pop_back();
-    if (events.kind[i] == EventKind::kNested) {
+    if (events.kind[i] == FunctionEventKind::kNested) {
       while (!open.empty() && r.end_ns[i] > r.end_ns[open.back()]) open.pop_back();
       if (!open.empty()) events.enclosing[i] = static_cast<int64_t>(open.back());
       open.push_back(i);
@@ -52,7 +52,7 @@ void link_enclosing(const TraceModel& model, FunctionEvents& events) {
 // The event `row` (an event or a range merged into one, or -1) is or is part of. A merged
 // range's parent was settled at its turn: one step reaches an event.
 int64_t event_of(const FunctionEvents& events, int64_t row) {
-  return row >= 0 && events.kind[static_cast<size_t>(row)] == EventKind::kMerged ? events.parent[static_cast<size_t>(row)] : row;
+  return row >= 0 && events.kind[static_cast<size_t>(row)] == FunctionEventKind::kMerged ? events.parent[static_cast<size_t>(row)] : row;
 }
 
 // _remove_dup_nodes in one pass, parents before children: a child is merged when, at its turn,
@@ -63,16 +63,16 @@ void merge_same_name_calls(const TraceModel& model, FunctionEvents& events) {
   const size_t n = events.kind.size();
   std::vector<uint32_t> children(n, 0);
   for (size_t i = 0; i < n; ++i) {
-    if (events.kind[i] == EventKind::kNested && events.enclosing[i] >= 0) ++children[static_cast<size_t>(events.enclosing[i])];
+    if (events.kind[i] == FunctionEventKind::kNested && events.enclosing[i] >= 0) ++children[static_cast<size_t>(events.enclosing[i])];
   }
   for (size_t i = 0; i < n; ++i) {
-    if (events.kind[i] != EventKind::kNested) continue;
+    if (events.kind[i] != FunctionEventKind::kNested) continue;
     const int64_t parent = event_of(events, events.enclosing[i]);
     events.parent[i] = parent;
     if (parent < 0) continue;
     const auto p = static_cast<size_t>(parent);
     if (children[p] == 1 && event_name(model, i) == event_name(model, p)) {
-      events.kind[i] = EventKind::kMerged;
+      events.kind[i] = FunctionEventKind::kMerged;
       children[p] = children[i];
     }
   }
@@ -83,17 +83,17 @@ void add_times(const TraceModel& model, FunctionEvents& events) {
   const size_t n = r.size();
   const std::vector<int64_t> launched = self_device_ns(model);
   for (size_t i = 0; i < n; ++i) {
-    if (events.kind[i] == EventKind::kNested) {
+    if (events.kind[i] == FunctionEventKind::kNested) {
       events.self_ns[i] = r.end_ns[i] - r.begin_ns[i];
       events.self_device_ns[i] += launched[i];
-    } else if (events.kind[i] != EventKind::kAsync) {
+    } else if (events.kind[i] != FunctionEventKind::kAsync) {
       // Work launched inside a merged call, a left-out frame or op is its event's.
-      const int64_t event = event_of(events, events.kind[i] == EventKind::kMerged ? events.parent[i] : events.enclosing[i]);
+      const int64_t event = event_of(events, events.kind[i] == FunctionEventKind::kMerged ? events.parent[i] : events.enclosing[i]);
       if (event >= 0) events.self_device_ns[static_cast<size_t>(event)] += launched[i];
     }
   }
   for (size_t i = 0; i < n; ++i) {
-    if (events.kind[i] == EventKind::kNested && events.parent[i] >= 0) {
+    if (events.kind[i] == FunctionEventKind::kNested && events.parent[i] >= 0) {
       events.self_ns[static_cast<size_t>(events.parent[i])] -= r.end_ns[i] - r.begin_ns[i];
     }
   }
@@ -101,7 +101,7 @@ void add_times(const TraceModel& model, FunctionEvents& events) {
   // it is added to the parent's.
   events.device_total_ns = events.self_device_ns;
   for (size_t i = n; i-- > 0;) {
-    if (events.kind[i] == EventKind::kNested && events.parent[i] >= 0) {
+    if (events.kind[i] == FunctionEventKind::kNested && events.parent[i] >= 0) {
       events.device_total_ns[static_cast<size_t>(events.parent[i])] += events.device_total_ns[i];
     }
   }
@@ -110,8 +110,7 @@ void add_times(const TraceModel& model, FunctionEvents& events) {
 }  // namespace
 
 std::string_view event_name(const TraceModel& model, size_t row) {
-  const std::string_view name = model.str(model.ranges.name[row]);
-  return name.substr(0, kProfilerStepPrefix.size()) == kProfilerStepPrefix ? kProfilerStepsName : name;
+  return model.ranges.kind[row] == RangeKind::Step ? kProfilerStepsName : std::string_view(model.str(model.ranges.name[row]));
 }
 
 FunctionEvents build_function_events(const TraceModel& model, bool python_functions) {

@@ -24,7 +24,7 @@ namespace perfprof {
 
 inline constexpr std::string_view kProfilerStepsName = "ProfilerStep*";
 
-enum class EventKind : uint8_t {
+enum class FunctionEventKind : uint8_t {
   kNone,    // not an event
   kNested,  // an event in the tree
   kMerged,  // merged into its parent: not an event of its own
@@ -33,7 +33,7 @@ enum class EventKind : uint8_t {
 
 // One entry per row of model.ranges.
 struct FunctionEvents {
-  std::vector<EventKind> kind;
+  std::vector<FunctionEventKind> kind;
   // The innermost kNested or kMerged range containing it on its thread (the tree before
   // merging), else -1; for kAsync ranges -1. kNone ranges have one too: their device work goes
   // to that event.
@@ -53,7 +53,7 @@ struct FunctionEvents {
 };
 
 // An event of torch's list (kNested or kAsync).
-inline bool is_listed(EventKind kind) { return kind == EventKind::kNested || kind == EventKind::kAsync; }
+inline bool is_listed(FunctionEventKind kind) { return kind == FunctionEventKind::kNested || kind == FunctionEventKind::kAsync; }
 
 // Where an event stands in torch's list, which is sorted by begin, longer events first: begin,
 // minus end, then the order it was seen in (the range row; other events count on from there).

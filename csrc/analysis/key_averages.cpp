@@ -151,7 +151,7 @@ class KeyAverages {
   RowKey key_of_range(size_t row) {
     RowKey key;
     key.name = event_name(model_, row);
-    key.user_annotation = model_.ranges.kind[row] == RangeKind::UserAnnotation;
+    key.user_annotation = is_annotation(model_.ranges.kind[row]);
     if (options_.group_by_input_shape) key.input_shapes = input_shapes_of(model_.ranges.args[row]);
     if (stacks_) key.stack = stacks_->of_event(row);
     return key;

@@ -19,7 +19,7 @@ bool is_device_work(GpuActivityKind kind) {
 }
 
 bool is_python_frame(const TraceModel& model, size_t row) {
-  return model.ranges.kind[row] == RangeKind::PythonFunction;
+  return perfprof::is_python_frame(model.ranges.kind[row]);
 }
 
 bool is_nested(const TraceModel& model, size_t row) {

@@ -11,9 +11,7 @@ std::vector<ProfilerStep> profiler_steps(const TraceModel& model) {
   const RangeTable& r = model.ranges;
   std::vector<std::pair<int64_t, size_t>> rows;  // (begin, row)
   for (size_t i = 0; i < r.size(); ++i) {
-    if (std::string_view(model.str(r.name[i])).substr(0, kProfilerStepPrefix.size()) == kProfilerStepPrefix) {
-      rows.emplace_back(r.begin_ns[i], i);
-    }
+    if (r.kind[i] == RangeKind::Step) rows.emplace_back(r.begin_ns[i], i);
   }
   std::sort(rows.begin(), rows.end());
   std::vector<ProfilerStep> steps;

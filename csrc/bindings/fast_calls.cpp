@@ -24,7 +24,6 @@ PyObject* g_domains = nullptr;
 PyObject* g_default_domain_name = nullptr;
 MstxDomain* g_default_domain = nullptr;
 
-StringId g_user_annotation = 0;
 
 bool intern(PyObject* text, StringId* id) {
   if (PyObject* cached = PyDict_GetItemWithError(g_string_ids, text)) {
@@ -290,7 +289,7 @@ bool begin_user_annotation(PyObject* name, PyObject* args, uint64_t* id) {
   }
   ensure_thread_named();
   *id = Recorder::next_range_id();
-  recorder.begin_range(*id, name_id, g_user_annotation, args_id);
+  recorder.begin_range(*id, name_id, RangeKind::UserAnnotation, args_id);
   ActivityCollector::push_host_range(*id);
   return true;
 }
@@ -472,7 +471,6 @@ bool add_fast_calls(PyObject* module) {
   if (!g_string_ids || !g_domains || !g_default_domain_name) return false;
   try {
     g_default_domain = &Mstx::instance().domain("default");
-    g_user_annotation = global_strings().intern("user_annotation");
   } catch (const std::exception& error) {
     PyErr_SetString(PyExc_MemoryError, error.what());
     return false;

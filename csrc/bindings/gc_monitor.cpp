@@ -29,12 +29,18 @@ int64_t info_int(PyObject* info, const char* name) {
 
 void record_pause(int64_t start_ns, int64_t end_ns, PyObject* info) {
   static const StringId name = global_strings().intern("GC");
-  static const StringId category = global_strings().intern("gc");
   const ArgSetId args = global_arg_sets().intern({{{ArgKey::GcGeneration, info_int(info, "generation")},
                                                    {ArgKey::GcCollected, info_int(info, "collected")},
                                                    {ArgKey::GcUncollectable, info_int(info, "uncollectable")},
                                                    {ArgKey::GcThread, static_cast<int64_t>(syscall(SYS_gettid))}}});
-  Recorder::instance().add_completed({{kGcTrackTid, start_ns, end_ns, name, category, args, -1}});
+  CompletedRange pause;
+  pause.os_tid = kGcTrackTid;
+  pause.begin_ns = start_ns;
+  pause.end_ns = end_ns;
+  pause.name = name;
+  pause.args = args;
+  pause.kind = RangeKind::Gc;
+  Recorder::instance().add_completed({pause});
 }
 
 PyObject* gc_callback(PyObject*, PyObject* const* args, Py_ssize_t nargs) {

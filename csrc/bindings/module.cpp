@@ -92,7 +92,7 @@ py::list ranges_of(const TraceModel& m) {
   const RangeTable& r = m.ranges;
   py::list out;
   for (size_t i = 0; i < r.size(); ++i) {
-    out.append(py::make_tuple(m.str(r.name[i]), m.str(r.category[i]),
+    out.append(py::make_tuple(m.str(r.name[i]), std::string(category_name(r.kind[i])),
                               m.threads[r.track[i]].os_tid, r.begin_ns[i], r.end_ns[i],
                               m.threads[r.end_track[i]].os_tid, static_cast<int>(r.flags[i])));
   }
@@ -440,9 +440,8 @@ PYBIND11_MODULE(_core, m) {
   m.def("begin_step", [](int64_t step) -> uint64_t {
     Recorder& recorder = Recorder::instance();
     if (!recorder.enabled(kChannelSteps)) return 0;
-    static const StringId category = global_strings().intern("user_annotation");
     const uint64_t id = Recorder::next_range_id();
-    recorder.begin_range(id, global_strings().intern(fmt::format("{}{}", kProfilerStepPrefix, step)), category,
+    recorder.begin_range(id, global_strings().intern(fmt::format("{}{}", kProfilerStepPrefix, step)), RangeKind::Step,
                          kNoArgs);
     ActivityCollector::push_host_range(id);
     return id;

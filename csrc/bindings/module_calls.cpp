@@ -121,10 +121,9 @@ struct WrapperObject {
 uint64_t begin_module_range(PyObject* module) {
   Recorder& recorder = Recorder::instance();
   if (!recorder.enabled(kChannelOperators)) return 0;
-  static const StringId category = global_strings().intern("python_function");
   try {
     const uint64_t id = Recorder::next_range_id();
-    recorder.begin_range(id, module_name(module), category, kNoArgs);
+    recorder.begin_range(id, module_name(module), RangeKind::Module, kNoArgs);
     return id;
   } catch (...) {
     return 0;  // out of memory: this call is not recorded; the program goes on

@@ -18,7 +18,6 @@ namespace {
 // torch.profiler records at most this many of the frames running when it starts, the innermost.
 constexpr size_t kMaxRunningFrames = 128;
 
-StringId g_category = kEmptyString;  // "python_function"
 
 // A call the thread is in.
 struct OpenCall {
@@ -50,7 +49,7 @@ void begin_call(StringId name, PyCodeObject* code) {
   Recorder& recorder = Recorder::instance();
   if (name == kUnnamed || calls.own_depth > 0 || !recorder.enabled(kChannelPython)) return;
   const uint64_t id = Recorder::next_range_id();
-  recorder.begin_range(id, name, g_category, kNoArgs);
+  recorder.begin_range(id, name, RangeKind::PythonFunction, kNoArgs);
   calls.open.back().range_id = id;
 }
 
@@ -161,7 +160,7 @@ void record_running_frames() {
     if (name == kModuleCall) name = module_frame_name(frame);
     if (name == kUnnamed) continue;
     call.range_id = Recorder::next_range_id();
-    Recorder::instance().begin_range(call.range_id, name, g_category, kNoArgs);
+    Recorder::instance().begin_range(call.range_id, name, RangeKind::PythonFunction, kNoArgs);
   }
 }
 
@@ -470,7 +469,6 @@ PyObject* python_tracer_install(PyObject*, PyObject* const* args, Py_ssize_t nar
   if (!read_naming_rules(args, nargs, rules)) return nullptr;
   try {
     set_naming_rules(std::move(rules));
-    g_category = global_strings().intern("python_function");
     return install();
   } catch (const std::bad_alloc&) {
     return PyErr_NoMemory();

@@ -149,7 +149,7 @@ class EventImporter {
     range.end_ns = *end_ns - unix_offset_ns_;
     range.imported = true;
     range.name = names_.intern(*name);
-    range.category = is_user_annotation(event) ? user_annotation_ : cpu_op_;
+    range.kind = is_user_annotation(event) ? RangeKind::UserAnnotation : RangeKind::CpuOp;
     range.sequence = fields_.call_int(event, m.sequence).value_or(-1);
     if (with_inputs_) range.args = input_args(event);
     note_thread(event, range.os_tid);
@@ -252,8 +252,6 @@ class EventImporter {
   const bool with_inputs_;
   const int64_t since_ns_;
   const int64_t unix_offset_ns_ = monotonic_to_unix_offset_ns();
-  const StringId cpu_op_ = global_strings().intern("cpu_op");
-  const StringId user_annotation_ = global_strings().intern("user_annotation");
   FieldReader fields_;
   StringCache names_;
   StringCache input_texts_;  // most operators repeat their inputs step after step

@@ -72,15 +72,15 @@ void fields(Io& io, ArgSet& set) {
 
 template <typename Io>
 void fields(Io& io, CompletedRange& r) {
-  PERFPROF_CAPTURE_RECORD_SIZE(CompletedRange, 64);
+  PERFPROF_CAPTURE_RECORD_SIZE(CompletedRange, 56);
   io(r.os_tid);
   io(r.begin_ns);
   io(r.end_ns);
   io(r.name);
-  io(r.category);
   io(r.args);
   io(r.sequence);
   io(r.forward_os_tid);
+  io(r.kind);
   io(r.imported);
 }
 

@@ -54,12 +54,12 @@ Vocabulary vocabulary_used_by(const CollectedEvents& host, const GpuInput& gpu) 
   UsedIds strings, arg_sets;
   for (const ThreadEvents& thread : host.threads) {
     for (const RawEvent& event : thread.events) {
-      strings.mark(event.name, event.category);
+      strings.mark(event.name);
       arg_sets.mark(event.args);
     }
   }
   for (const CompletedRange& range : host.completed) {
-    strings.mark(range.name, range.category);
+    strings.mark(range.name);
     arg_sets.mark(range.args);
   }
   for (const memory::Allocation& allocation : host.memory.allocations) strings.mark(allocation.op);

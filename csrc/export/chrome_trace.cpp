@@ -181,7 +181,7 @@ class ChromeTraceWriter {
     const RangeTable& r = model_.ranges;
     if (!(r.flags[i] & kRangeAsync)) {
       begin_event("X", r.begin_ns[i]);
-      write_identity(r.category[i], r.name[i], r.track[i]);
+      write_identity(r.kind[i], r.name[i], r.track[i]);
       text_ += ",\"dur\":";
       append_ns_as_us(text_, r.end_ns[i] - r.begin_ns[i]);
       write_range_args(i);
@@ -190,12 +190,12 @@ class ChromeTraceWriter {
     }
     // Async slices pair by category and id; they may begin and end on different threads.
     begin_event("b", r.begin_ns[i]);
-    write_identity(r.category[i], r.name[i], r.track[i]);
+    write_identity(r.kind[i], r.name[i], r.track[i]);
     write_async_id(r.id[i]);
     write_range_args(i);
     text_ += '}';
     begin_event("e", r.end_ns[i]);
-    write_identity(r.category[i], r.name[i], r.end_track[i]);
+    write_identity(r.kind[i], r.name[i], r.end_track[i]);
     write_async_id(r.id[i]);
     text_ += '}';
   }
@@ -204,7 +204,7 @@ class ChromeTraceWriter {
     const InstantTable& t = model_.instants;
     begin_event("i", t.ts_ns[i]);
     text_ += "\"s\":\"t\",";
-    write_identity(t.category[i], t.name[i], t.track[i]);
+    write_identity(t.kind[i], t.name[i], t.track[i]);
     if (t.args[i] != kNoArgs) {
       text_ += ",\"args\":{";
       text_ += arg_members(t.args[i]);
@@ -248,9 +248,10 @@ class ChromeTraceWriter {
     text_ += ',';
   }
 
-  void write_identity(StringId category, StringId name, uint32_t track) {
-    text_ += "\"cat\":";
-    text_ += quoted(category);
+  void write_identity(RangeKind kind, StringId name, uint32_t track) {
+    text_ += "\"cat\":\"";
+    text_ += category_name(kind);  // plain ASCII: no escaping
+    text_ += '"';
     text_ += ",\"name\":";
     text_ += quoted(name);
     text_ += ',';

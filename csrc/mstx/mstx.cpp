@@ -18,11 +18,6 @@ nvtxEventAttributes_t nvtx_message(const char* message) {
   return attributes;
 }
 
-StringId user_annotation() {
-  static const StringId id = global_strings().intern("user_annotation");
-  return id;
-}
-
 // Set in the ids of ranges whose begin was recorded: their end is recorded too, whatever domain
 // range_end is given, and the ends of filtered-out ranges are not recorded at all.
 constexpr uint64_t kBeginRecorded = Recorder::kRangeIdFreeBit;
@@ -71,7 +66,7 @@ void Mstx::mark(MstxDomain& domain, StringId message_id, const char* message,
                 ArgSetId args) noexcept {
   const nvtxEventAttributes_t attributes = nvtx_message(message);
   nvtxDomainMarkEx(static_cast<nvtxDomainHandle_t>(domain.nvtx_domain), &attributes);
-  if (recording(domain)) Recorder::instance().instant(message_id, user_annotation(), args);
+  if (recording(domain)) Recorder::instance().instant(message_id, RangeKind::Mstx, args);
 }
 
 uint64_t Mstx::range_start(MstxDomain& domain, StringId message_id, const char* message,
@@ -90,7 +85,7 @@ uint64_t Mstx::range_start(MstxDomain& domain, StringId message_id, const char* 
       // out of memory: the NVTX range stays open in the tool; perfprof's own record is intact
     }
   }
-  if (recorded) Recorder::instance().begin_range(id, message_id, user_annotation(), args);
+  if (recorded) Recorder::instance().begin_range(id, message_id, RangeKind::Mstx, args);
   return id;
 }
 

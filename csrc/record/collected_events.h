@@ -26,12 +26,12 @@ struct CompletedRange {
   int64_t begin_ns = 0;  // now_ns() clock
   int64_t end_ns = 0;
   StringId name = kEmptyString;
-  StringId category = kEmptyString;
   ArgSetId args = kNoArgs;
   int64_t sequence = -1;  // autograd sequence number, -1 for none
   // Backward operators: the OS thread that ran their forward pass (-1 when it recorded nothing);
   // 0 for every other range.
   int64_t forward_os_tid = 0;
+  RangeKind kind = RangeKind::Other;
   bool imported = false;  // recorded by torch's profiler: times converted from its clock
 };
 

@@ -4,6 +4,7 @@
 
 #include "common/args.h"
 #include "common/string_table.h"
+#include "record/range_kind.h"
 
 namespace perfprof {
 
@@ -15,10 +16,10 @@ struct RawEvent {
   int64_t ts_ns;     // now_ns() at the event
   uint64_t payload;  // range id for RangeBegin/RangeEnd; double bits for Counter
   StringId name;
-  StringId category;
-  ArgSetId args;     // the event's typed arguments (global_arg_sets()), or kNoArgs
+  ArgSetId args;         // the event's typed arguments (global_arg_sets()), or kNoArgs
   EventKind kind;
-  uint8_t reserved[3];
+  RangeKind range_kind;  // what a begun range or an instant is; Other for the other events
+  uint8_t reserved[6];
 };
 static_assert(sizeof(RawEvent) == 32, "RawEvent is sized for cache-friendly buffers");
 

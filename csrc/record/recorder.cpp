@@ -62,7 +62,7 @@ uint64_t Recorder::next_range_id() noexcept {
 void Recorder::counter(StringId name, double value) noexcept {
   uint64_t bits = 0;
   std::memcpy(&bits, &value, sizeof(bits));
-  append({now_ns(), bits, name, kEmptyString, kNoArgs, EventKind::Counter, {}});
+  append({now_ns(), bits, name, kNoArgs, EventKind::Counter, RangeKind::Other, {}});
 }
 
 void Recorder::append(const RawEvent& event) noexcept {

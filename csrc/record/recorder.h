@@ -47,25 +47,25 @@ class Recorder {
   static uint64_t next_range_id() noexcept;
   static constexpr uint64_t kRangeIdFreeBit = uint64_t{1} << 39;
 
-  void begin_range(uint64_t id, StringId name, StringId category, ArgSetId args) noexcept {
-    append({now_ns(), id, name, category, args, EventKind::RangeBegin, {}});
+  void begin_range(uint64_t id, StringId name, RangeKind kind, ArgSetId args) noexcept {
+    append({now_ns(), id, name, args, EventKind::RangeBegin, kind, {}});
   }
   void end_range(uint64_t id) noexcept {
-    append({now_ns(), id, kEmptyString, kEmptyString, kNoArgs, EventKind::RangeEnd, {}});
+    append({now_ns(), id, kEmptyString, kNoArgs, EventKind::RangeEnd, RangeKind::Other, {}});
   }
   // Ends a range begun while recording (id != 0: callers hand out 0 for ranges not recorded),
   // unless recording has stopped since.
   void end_recorded_range(uint64_t id) noexcept {
     if (id != 0 && channels() != 0) end_range(id);
   }
-  void instant(StringId name, StringId category, ArgSetId args) noexcept {
-    append({now_ns(), 0, name, category, args, EventKind::Instant, {}});
+  void instant(StringId name, RangeKind kind, ArgSetId args) noexcept {
+    append({now_ns(), 0, name, args, EventKind::Instant, kind, {}});
   }
   void counter(StringId name, double value) noexcept;
   // Attaches an autograd sequence number to the range this thread began last.
   void range_sequence(int64_t sequence_nr) noexcept {
-    append({now_ns(), static_cast<uint64_t>(sequence_nr), kEmptyString, kEmptyString, kNoArgs,
-            EventKind::RangeSequence, {}});
+    append({now_ns(), static_cast<uint64_t>(sequence_nr), kEmptyString, kNoArgs, EventKind::RangeSequence,
+            RangeKind::Other, {}});
   }
 
   // Adds ranges that are already complete. Not on a hot path: a lock per call.

@@ -40,16 +40,15 @@ ThreadCaches& thread_caches() {
   return caches;
 }
 
-// The observers give a name, not torch's RecordScope, so the category torch.profiler would give
-// is read from the name. torch's own record_function scopes ("Optimizer.step#SGD.step",
+// The observers give a name, not torch's RecordScope, so the kind torch.profiler would give
+// (its category) is read from the name: the one place a kind is told by a name, because the
+// name is all torch hands over. torch's own record_function scopes ("Optimizer.step#SGD.step",
 // "enumerate(DataLoader)#...") carry a '#' and are user annotations; torch.compile's
 // "## Call CompiledFxGraph <key> ##" ranges carry '#' too, but torch files them under cpu_op
 // (user_annotation only when it records their keyword inputs, with shapes).
-StringId category_of(std::string_view name) {
-  static const StringId cpu_op = global_strings().intern("cpu_op");
-  static const StringId user_annotation = global_strings().intern("user_annotation");
+RangeKind kind_of(std::string_view name) {
   const bool compiled_graph = name.substr(0, 3) == "## ";
-  return name.find('#') == std::string_view::npos || compiled_graph ? cpu_op : user_annotation;
+  return name.find('#') == std::string_view::npos || compiled_graph ? RangeKind::CpuOp : RangeKind::UserAnnotation;
 }
 
 StringId intern_name(std::string_view name) { return global_strings().intern(name); }
@@ -71,7 +70,7 @@ uint64_t begin_operator(const char* text) noexcept {
     const ArgSetId args = op.sizes.empty() ? kNoArgs : caches.input_dims.get(op.sizes, intern_input_dims);
     const uint64_t id = Recorder::next_range_id();
     Recorder& recorder = Recorder::instance();
-    recorder.begin_range(id, name, category_of(op.name), args);
+    recorder.begin_range(id, name, kind_of(op.name), args);
     if (op.sequence >= 0) recorder.range_sequence(op.sequence);
     return id;
   } catch (...) {

@@ -18,8 +18,8 @@ constexpr int64_t kOpen = INT64_MIN;
 
 class Builder {
  public:
-  Builder(TraceModel& model, StringTable& strings, ArgSetTable& arg_sets, const std::vector<ThreadName>& thread_names)
-      : model_(model), strings_(strings), arg_sets_(arg_sets) {
+  Builder(TraceModel& model, ArgSetTable& arg_sets, const std::vector<ThreadName>& thread_names)
+      : model_(model), arg_sets_(arg_sets) {
     for (const ThreadName& thread : thread_names) thread_names_.emplace(thread.os_tid, thread.name);
   }
 
@@ -68,8 +68,6 @@ class Builder {
 
   // CUDA API calls become ranges of the thread that made them, among its host ranges.
   void add_api_calls(const std::vector<ApiCall>& calls, const std::unordered_map<uint32_t, uint64_t>& external) {
-    const StringId runtime = strings_.intern("cuda_runtime");
-    const StringId driver = strings_.intern("cuda_driver");
     for (const ApiCall& call : calls) {
       if (call.start_ns < model_.window_begin_ns) continue;
       const auto found = external.find(call.correlation);
@@ -77,7 +75,7 @@ class Builder {
                                              kApiCallIdTag | call.correlation);
       RangeTable& r = model_.ranges;
       r.name[row] = call.name;
-      r.category[row] = call.driver ? driver : runtime;
+      r.kind[row] = call.driver ? RangeKind::CudaDriver : RangeKind::CudaRuntime;
       r.args[row] = arg_sets_.intern({{{ArgKey::Cbid, int64_t{call.cbid}}}});
       r.correlation[row] = call.correlation;
       r.external_id[row] = found == external.end() ? 0 : found->second;
@@ -96,7 +94,7 @@ class Builder {
       const size_t row = append_complete_row(range.begin_ns, range.end_ns, track_of(range.os_tid), kCompletedIdTag + k);
       RangeTable& r = model_.ranges;
       r.name[row] = range.name;
-      r.category[row] = range.category;
+      r.kind[row] = range.kind;
       r.args[row] = range.args;
       r.sequence[row] = range.sequence;
       if (range.imported) r.flags[row] |= kRangeImported;
@@ -118,7 +116,6 @@ class Builder {
   }
 
   void finish() {
-    assign_kinds();
     classify_nesting();
     resolve_links();
   }
@@ -129,7 +126,7 @@ class Builder {
     row.begin_ns = event.ts_ns;
     row.end_ns = kOpen;
     row.name = event.name;
-    row.category = event.category;
+    row.kind = event.range_kind;
     row.args = event.args;
     row.track = row.end_track = track;
     row.id = event.payload;
@@ -143,17 +140,6 @@ class Builder {
     row.track = row.end_track = track;
     row.id = id;
     return model_.ranges.append(row);
-  }
-
-  // Each row's kind, from its category (one lookup per distinct category).
-  void assign_kinds() {
-    RangeTable& r = model_.ranges;
-    std::unordered_map<StringId, RangeKind> kind_of_category;
-    for (size_t i = 0; i < r.size(); ++i) {
-      const auto [found, added] = kind_of_category.try_emplace(r.category[i], RangeKind::Other);
-      if (added) found->second = range_kind_of(strings_.text(r.category[i]));
-      r.kind[i] = found->second;
-    }
   }
 
   void set_sequence(const RawEvent& event) {
@@ -175,7 +161,7 @@ class Builder {
   }
 
   void add_instant(const RawEvent& event, uint32_t track) {
-    model_.instants.append({event.ts_ns, event.name, event.category, event.args, track});
+    model_.instants.append({event.ts_ns, event.name, event.range_kind, event.args, track});
   }
 
   void add_counter(const RawEvent& event, uint32_t track) {
@@ -211,7 +197,7 @@ class Builder {
       // The enclosing ranges that end before this one: the innermost ones, on top of the stack.
       const auto crossed = std::find_if(enclosing.begin(), enclosing.end(),
                                         [&](size_t row) { return r.end_ns[row] < r.end_ns[i]; });
-      const auto is_frame = [&](size_t row) { return r.kind[row] == RangeKind::PythonFunction; };
+      const auto is_frame = [&](size_t row) { return is_python_frame(r.kind[row]); };
       if (crossed != enclosing.end() && !is_frame(i) && std::all_of(crossed, enclosing.end(), is_frame)) {
         for (auto frame = crossed; frame != enclosing.end(); ++frame) mark_async(*frame);
         enclosing.erase(crossed, enclosing.end());
@@ -299,8 +285,7 @@ class Builder {
   static constexpr uint64_t kCompletedIdTag = uint64_t{1} << 62;
 
   TraceModel& model_;
-  StringTable& strings_;  // the capture's, and what building names
-  ArgSetTable& arg_sets_;  // the same for args
+  ArgSetTable& arg_sets_;  // the capture's, and what building adds (API calls' args)
   std::unordered_map<int64_t, std::string> thread_names_;  // threads without a buffer of their own
   std::vector<std::pair<uint64_t, size_t>> open_stack_;  // (range id, row) of this thread
   std::vector<std::pair<RawEvent, uint32_t>> deferred_ends_;
@@ -401,11 +386,11 @@ TraceModel build_trace(Capture capture) {
   model.stats.unreadable_torch_events = collected.import_losses.events;
   model.stats.unreadable_torch_fields = collected.import_losses.failed_reads;
 
-  StringTable strings(std::move(capture.strings));
+  if (capture.arg_sets.empty()) capture.arg_sets.emplace_back();  // id 0, the empty set
   ArgSetTable arg_sets(std::move(capture.arg_sets));
   std::sort(collected.threads.begin(), collected.threads.end(),
             [](const ThreadEvents& a, const ThreadEvents& b) { return a.index < b.index; });
-  Builder builder(model, strings, arg_sets, capture.other_threads);
+  Builder builder(model, arg_sets, capture.other_threads);
   for (ThreadEvents& thread : collected.threads) {
     builder.add_thread(thread);
     std::vector<RawEvent>().swap(thread.events);  // release as we go: traces can be large
@@ -421,8 +406,9 @@ TraceModel build_trace(Capture capture) {
   }
   builder.finish();
   add_gpu_activities(model, gpu);
-  model.strings = strings.take();  // last: building names things of its own
-  model.arg_sets = arg_sets.take();
+  model.strings = std::move(capture.strings);
+  if (model.strings.empty()) model.strings.emplace_back();  // id 0, the empty string
+  model.arg_sets = arg_sets.take();  // last: building adds sets of its own
   return model;
 }
 

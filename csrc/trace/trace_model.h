@@ -12,6 +12,7 @@
 #include "common/string_table.h"
 #include "memory/memory_events.h"
 #include "record/gpu_records.h"
+#include "record/range_kind.h"
 
 namespace perfprof {
 
@@ -31,24 +32,6 @@ constexpr int64_t kGcTrackTid = int64_t{1} << 30;
 // The name of each schedule step's range is this prefix and the step number, as torch names it.
 inline constexpr std::string_view kProfilerStepPrefix = "ProfilerStep#";
 
-// The category of Python calls (with_stack) and module calls (with_modules), as torch names it.
-inline constexpr std::string_view kPythonFunctionCategory = "python_function";
-
-// What a range is, for the analyses and exporters that treat kinds differently; the trace's
-// categories name them as torch.profiler does ("cpu_op", "user_annotation", ...).
-enum class RangeKind : uint8_t {
-  Other,
-  CpuOp,           // a PyTorch operator
-  UserAnnotation,  // record_function, mstx ranges, ProfilerStep#N, torch's own annotations
-  PythonFunction,  // a Python call or module call (with_stack, with_modules)
-  Gc,              // a Python garbage-collection pause
-  CudaRuntime,     // a CUDA runtime API call
-  CudaDriver,      // a CUDA driver API call
-};
-
-// The kind a category names (Other for one it does not know).
-RangeKind range_kind_of(std::string_view category);
-
 struct ThreadTrack {
   uint32_t index = 0;  // recorder buffer index: stable order of first appearance
   int64_t os_tid = 0;
@@ -66,7 +49,6 @@ struct RangeRow {
   int64_t begin_ns = 0;
   int64_t end_ns = 0;
   StringId name = kEmptyString;
-  StringId category = kEmptyString;
   ArgSetId args = kNoArgs;
   uint32_t track = 0;      // index into TraceModel::threads
   uint32_t end_track = 0;  // the track its end was recorded on
@@ -75,13 +57,13 @@ struct RangeRow {
   uint32_t correlation = 0;  // CUDA API calls: CUPTI correlation id, else 0
   uint64_t external_id = 0;  // CUDA API calls: enclosing host range id, else 0
   int64_t sequence = -1;     // PyTorch operators: autograd sequence number, else -1
-  RangeKind kind = RangeKind::Other;  // what `category` names (the builder sets it)
+  RangeKind kind = RangeKind::Other;  // what it is, as its recorder said
 };
 
 // Struct of arrays: one column per RangeRow field, rows appended and reordered whole.
 struct RangeTable {
   std::vector<int64_t> begin_ns, end_ns;
-  std::vector<StringId> name, category;
+  std::vector<StringId> name;
   std::vector<ArgSetId> args;
   std::vector<uint32_t> track, end_track;
   std::vector<uint64_t> id;
@@ -108,7 +90,6 @@ struct RangeTable {
     visit(begin_ns, row.begin_ns);
     visit(end_ns, row.end_ns);
     visit(name, row.name);
-    visit(category, row.category);
     visit(args, row.args);
     visit(track, row.track);
     visit(end_track, row.end_track);
@@ -130,14 +111,15 @@ struct ForwardBackwardLink {
 struct InstantRow {
   int64_t ts_ns = 0;
   StringId name = kEmptyString;
-  StringId category = kEmptyString;
+  RangeKind kind = RangeKind::Other;
   ArgSetId args = kNoArgs;
   uint32_t track = 0;
 };
 
 struct InstantTable {
   std::vector<int64_t> ts_ns;
-  std::vector<StringId> name, category;
+  std::vector<StringId> name;
+  std::vector<RangeKind> kind;
   std::vector<ArgSetId> args;
   std::vector<uint32_t> track;
 
@@ -145,7 +127,7 @@ struct InstantTable {
   void append(const InstantRow& row) {
     ts_ns.push_back(row.ts_ns);
     name.push_back(row.name);
-    category.push_back(row.category);
+    kind.push_back(row.kind);
     args.push_back(row.args);
     track.push_back(row.track);
   }

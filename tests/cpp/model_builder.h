@@ -6,6 +6,7 @@
 #include <optional>
 #include <unordered_map>
 
+#include "test_util.h"
 #include "torch_hooks/op_text.h"
 #include "trace/trace_model.h"
 
@@ -27,8 +28,7 @@ class ModelBuilder {
     row.begin_ns = begin;
     row.end_ns = end;
     row.name = intern(name);
-    row.category = intern(category);
-    row.kind = range_kind_of(category);
+    row.kind = kind_named(category, name);
     row.args = input_dims_args(input_dims);
     row.track = row.end_track = track;
     row.id = id;

@@ -78,7 +78,7 @@ Capture sample_capture() {
   imported.begin_ns = 5'000'000;
   imported.end_ns = 5'500'000;
   imported.name = intern("MmBackward0");
-  imported.category = intern("cpu_op");
+  imported.kind = RangeKind::CpuOp;
   imported.sequence = 12;
   imported.forward_os_tid = kMainTid;
   imported.imported = true;
@@ -183,10 +183,10 @@ TEST(Capture, HoldsOnlyTheArgumentSetsItsEventsUseAndTheirStrings) {
 // The bytes of a capture holding one event whose args are `args`.
 std::string capture_with_args(const ArgSet& args) {
   Capture capture;
-  capture.strings = {"", "op", "cpu_op"};
+  capture.strings = {"", "op"};
   capture.arg_sets = {ArgSet{}, args};
-  RawEvent begin{10, 1, 1, 2, ArgSetId{1}, EventKind::RangeBegin, {}};
-  RawEvent end{20, 1, kEmptyString, kEmptyString, kNoArgs, EventKind::RangeEnd, {}};
+  RawEvent begin{10, 1, 1, ArgSetId{1}, EventKind::RangeBegin, RangeKind::CpuOp, {}};
+  RawEvent end{20, 1, kEmptyString, kNoArgs, EventKind::RangeEnd, RangeKind::Other, {}};
   capture.host.threads.push_back(thread_events(0, kMainTid, "main", {begin, end}));
   capture.window = {0, 100};
   return bytes_of(capture);
@@ -357,10 +357,10 @@ namespace {
 void record_step(int step) {
   Recorder& recorder = Recorder::instance();
   const uint64_t id = Recorder::next_range_id();
-  recorder.begin_range(id, intern("ProfilerStep#" + std::to_string(step)), intern("user_annotation"), kNoArgs);
+  recorder.begin_range(id, intern("ProfilerStep#" + std::to_string(step)), RangeKind::Step, kNoArgs);
   for (int op = 0; op < 2; ++op) {
     const uint64_t op_id = Recorder::next_range_id();
-    recorder.begin_range(op_id, intern("aten::add"), intern("cpu_op"), kNoArgs);
+    recorder.begin_range(op_id, intern("aten::add"), RangeKind::CpuOp, kNoArgs);
     recorder.end_range(op_id);
   }
   recorder.end_range(id);
@@ -405,7 +405,7 @@ TEST(CaptureStream, AStreamNeverFinishedKeepsEveryAppendedStep) {
       stream.append(Recorder::instance().collect());
     }
     // Step 4 begins and the process dies: nothing more reaches the file.
-    Recorder::instance().begin_range(Recorder::next_range_id(), intern("ProfilerStep#4"), intern("user_annotation"),
+    Recorder::instance().begin_range(Recorder::next_range_id(), intern("ProfilerStep#4"), RangeKind::Step,
                                      kNoArgs);
   }
   const CaptureReading reading = read_capture_file(dir.file("killed.ppcap"));

@@ -49,7 +49,7 @@ TraceModel sample_model() {
        begin_event(7'000'000, 4, "A"), begin_event(7'100'000, 5, "B"), end_event(7'200'000, 4),
        end_event(7'300'000, 5),  // B cannot nest: async
        begin_event(8'000'000, 6, "still open", "user_annotation", text_arg(ArgKey::Domain, "d")),
-       instant_event(8'100'000, "mark\ttab", "marks"), counter_event(8'200'000, "mem", 42.5),
+       instant_event(8'100'000, "mark\ttab", "user_annotation"), counter_event(8'200'000, "mem", 42.5),
        counter_event(8'300'000, "mem", std::numeric_limits<double>::quiet_NaN()),
        begin_event(8'500'000, 9, "open without args")}));
   collected.threads.push_back(thread_events(1, kWorkerTid, "worker", {end_event(6'000'000, 3)}));
@@ -161,6 +161,32 @@ TEST_F(ChromeTrace, RankIsFoundTheWayHolisticTraceAnalysisLooksForIt) {
   EXPECT_TRUE(found) << "no distributedInfo line near the top:\n" << text.substr(0, 400);
 }
 
+// Kinds recorded by their producers, named with torch.profiler's categories.
+TEST_F(ChromeTrace, EachKindIsWrittenWithTorchsCategory) {
+  const std::pair<RangeKind, const char*> kinds[] = {
+      {RangeKind::CpuOp, "cpu_op"},         {RangeKind::UserAnnotation, "user_annotation"},
+      {RangeKind::Step, "user_annotation"}, {RangeKind::Mstx, "user_annotation"},
+      {RangeKind::PythonFunction, "python_function"}, {RangeKind::Module, "python_function"},
+      {RangeKind::Gc, "gc"},                {RangeKind::Other, ""}};
+  std::vector<RawEvent> events;
+  for (size_t k = 0; k < std::size(kinds); ++k) {
+    RawEvent begin = begin_event(100 * k, k + 1, "kind " + std::to_string(k));
+    begin.range_kind = kinds[k].first;
+    events.push_back(begin);
+    events.push_back(end_event(100 * k + 50, k + 1));
+  }
+  CollectedEvents collected;
+  collected.threads.push_back(thread_events(0, kMainTid, "main", std::move(events)));
+  const TraceModel model = build_trace(capture_of_this_process(std::move(collected), {}, {0, 10'000}));
+  const std::string path = dir_.file("kinds.json");
+  write_trace(model, path, ChromeTraceOptions{});
+  const Json doc = test::parse_json(read_export(path));
+  for (size_t k = 0; k < std::size(kinds); ++k) {
+    EXPECT_EQ(event_of(doc, "X", "kind " + std::to_string(k)).string_at("cat"), kinds[k].second) << k;
+    EXPECT_EQ(model.ranges.kind[k], kinds[k].first) << k;  // one thread, begin order: row k
+  }
+}
+
 // Every type of argument value, named and written as torch.profiler writes them.
 TEST_F(ChromeTrace, TypedArgumentsAreWrittenAsTorchNamesThem) {
   ArgSet args = test::input_dims_arg("[[[2, 3], [4]], [8, 64], [-1], []]");
@@ -259,7 +285,7 @@ TEST_F(ChromeTrace, InstantsAndCounters) {
   const Json doc = export_and_parse("trace.json");
   const Json& mark = event_of(doc, "i", "mark\ttab");
   EXPECT_EQ(mark.string_at("s"), "t");
-  EXPECT_EQ(mark.string_at("cat"), "marks");
+  EXPECT_EQ(mark.string_at("cat"), "user_annotation");
   EXPECT_EQ(number_text(mark, "ts"), "8100.000");
 
   const auto counters = events_of(doc, "C", "mem");
@@ -296,7 +322,8 @@ TEST_F(ChromeTrace, CompleteEventsNestPerThread) {
 // "name": "fwdbwd"} at the forward operator, the same with "bp": "e" at the backward one.
 TEST_F(ChromeTrace, ForwardBackwardLinksAreFlowEventsAsTorchWritesThem) {
   CollectedEvents collected;
-  CompletedRange forward{kMainTid, 1'000, 2'000, test::intern("aten::mul"), test::intern("cpu_op"), kNoArgs, 5};
+  CompletedRange forward{kMainTid, 1'000, 2'000, test::intern("aten::mul"), kNoArgs, 5};
+  forward.kind = RangeKind::CpuOp;
   CompletedRange backward = forward;
   backward.os_tid = kWorkerTid;
   backward.begin_ns = 3'000;

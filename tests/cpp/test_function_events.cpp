@@ -13,10 +13,10 @@ namespace perfprof {
 namespace {
 
 using test::ModelBuilder;
-constexpr EventKind kNone = EventKind::kNone;
-constexpr EventKind kNested = EventKind::kNested;
-constexpr EventKind kMerged = EventKind::kMerged;
-constexpr EventKind kAsync = EventKind::kAsync;
+constexpr FunctionEventKind kNone = FunctionEventKind::kNone;
+constexpr FunctionEventKind kNested = FunctionEventKind::kNested;
+constexpr FunctionEventKind kMerged = FunctionEventKind::kMerged;
+constexpr FunctionEventKind kAsync = FunctionEventKind::kAsync;
 
 // ProfilerStep#0 > train.py frame > aten::linear > aten::addmm; Python frames are events.
 TEST(FunctionEvents, PythonFramesNestLikeEvents) {
@@ -27,13 +27,13 @@ TEST(FunctionEvents, PythonFramesNestLikeEvents) {
   b.frame(30, 40, "util.py(8): helper");                   // 3
   b.range(50, 70, "aten::addmm");                          // 4
   FunctionEvents events = build_function_events(b.model(), true);
-  EXPECT_EQ(events.kind, (std::vector<EventKind>{kNested, kNested, kNested, kNested, kNested}));
+  EXPECT_EQ(events.kind, (std::vector<FunctionEventKind>{kNested, kNested, kNested, kNested, kNested}));
   EXPECT_EQ(events.parent, (std::vector<int64_t>{-1, 0, 1, 2, 2}));
   EXPECT_EQ(events.self_ns, (std::vector<int64_t>{100 - 80, 80 - 60, 60 - 10 - 20, 10, 20}));
 
   // Without them the operators nest in each other directly.
   events = build_function_events(b.model(), false);
-  EXPECT_EQ(events.kind, (std::vector<EventKind>{kNested, kNone, kNested, kNone, kNested}));
+  EXPECT_EQ(events.kind, (std::vector<FunctionEventKind>{kNested, kNone, kNested, kNone, kNested}));
   EXPECT_EQ(events.parent, (std::vector<int64_t>{-1, -1, 0, -1, 2}));
   EXPECT_EQ(events.self_ns, (std::vector<int64_t>{100 - 60, 0, 60 - 20, 0, 20}));
 }
@@ -49,7 +49,7 @@ TEST(FunctionEvents, NestedCallOfTheSameNameMergesIntoItsParent) {
   b.activity(500, 540, 2);  // launched by the inner mul
   b.activity(600, 605, 4);  // by fill_
   const FunctionEvents events = build_function_events(b.model(), true);
-  EXPECT_EQ(events.kind, (std::vector<EventKind>{kNested, kMerged, kNested, kNested}));
+  EXPECT_EQ(events.kind, (std::vector<FunctionEventKind>{kNested, kMerged, kNested, kNested}));
   EXPECT_EQ(events.enclosing, (std::vector<int64_t>{-1, 0, 1, 1}));
   EXPECT_EQ(events.parent, (std::vector<int64_t>{-1, 0, 0, 0}));
   EXPECT_EQ(events.self_ns, (std::vector<int64_t>{100 - 10 - 20, 0, 10, 20}));
@@ -70,7 +70,7 @@ TEST(FunctionEvents, MergingRepeatsDownAChainAndNeedsAnOnlyChild) {
   b.range(210, 290, "aten::_to_copy");  // 6
   b.range(220, 280, "aten::to");   // 7: its parent's name differs: stays
   const FunctionEvents events = build_function_events(b.model(), true);
-  EXPECT_EQ(events.kind, (std::vector<EventKind>{kNested, kMerged, kMerged, kNested, kNested, kNested, kNested, kNested}));
+  EXPECT_EQ(events.kind, (std::vector<FunctionEventKind>{kNested, kMerged, kMerged, kNested, kNested, kNested, kNested, kNested}));
   EXPECT_EQ(events.parent, (std::vector<int64_t>{-1, 0, 0, 0, 0, -1, 5, 6}));
   EXPECT_EQ(events.self_ns[0], 100 - 10 - 10);
 }
@@ -82,6 +82,11 @@ TEST(FunctionEvents, ProfilerStepsShareOneName) {
   const size_t op = b.range(0, 10, "ProfilerStep", "cpu_op");
   EXPECT_EQ(event_name(b.model(), step), "ProfilerStep*");
   EXPECT_EQ(event_name(b.model(), op), "ProfilerStep");
+  // A step is what the schedule recorded as one, not a name: a record_function named like a
+  // step stays itself.
+  const size_t look_alike = b.range(20, 30, "ProfilerStep#8", "user_annotation");
+  b.mutable_model().ranges.kind[look_alike] = RangeKind::UserAnnotation;
+  EXPECT_EQ(event_name(b.model(), look_alike), "ProfilerStep#8");
 }
 
 // A range overlapping its predecessor partly nests in what contains it; one ending on another
@@ -98,7 +103,7 @@ TEST(FunctionEvents, OverlapsCrossThreadRangesAndDroppedOps) {
   const size_t cross = b.range(90, 300, "cross-thread", "cpu_op", 0, kRangeAsync);  // 7
   b.mutable_model().ranges.end_track[cross] = 1;
   const FunctionEvents events = build_function_events(b.model(), true);
-  EXPECT_EQ(events.kind, (std::vector<EventKind>{kNested, kNested, kNested, kNested, kNested, kNone, kNested, kAsync}));
+  EXPECT_EQ(events.kind, (std::vector<FunctionEventKind>{kNested, kNested, kNested, kNested, kNested, kNone, kNested, kAsync}));
   EXPECT_EQ(events.parent, (std::vector<int64_t>{-1, 0, 0, 2, 2, -1, 0, -1}));
   EXPECT_EQ(events.self_ns, (std::vector<int64_t>{100 - 40 - 30 - 5, 40, 30 - 3 - 5, 3, 5, 0, 5, 0}));
 }
@@ -112,7 +117,7 @@ TEST(FunctionEvents, RangesThatAreNoEventsCloseNone) {
   b.range(60, 70, "aten::addmm", "cpu_op", 3);    // 2
   b.activity(500, 510, 2);                        // launched from the frame, inside the linear
   const FunctionEvents events = build_function_events(b.model(), false);
-  EXPECT_EQ(events.kind, (std::vector<EventKind>{kNested, kNone, kNested}));
+  EXPECT_EQ(events.kind, (std::vector<FunctionEventKind>{kNested, kNone, kNested}));
   EXPECT_EQ(events.parent, (std::vector<int64_t>{-1, -1, 0}));
   EXPECT_EQ(events.enclosing, (std::vector<int64_t>{-1, -1, 0}));  // the frame is in no event
   EXPECT_EQ(events.self_ns, (std::vector<int64_t>{90, 0, 10}));
@@ -124,7 +129,7 @@ TEST(FunctionEvents, TracksNestSeparately) {
   b.range(0, 100, "aten::mul", "cpu_op", 0, 0, 0);
   b.range(10, 20, "aten::mul", "cpu_op", 0, 0, 1);  // same name, another thread: no parent
   const FunctionEvents events = build_function_events(b.model(), true);
-  EXPECT_EQ(events.kind, (std::vector<EventKind>{kNested, kNested}));
+  EXPECT_EQ(events.kind, (std::vector<FunctionEventKind>{kNested, kNested}));
   EXPECT_EQ(events.parent, (std::vector<int64_t>{-1, -1}));
 }
 

@@ -63,7 +63,7 @@ TEST_F(MstxTest, RangeIsRecordedAsUserAnnotationWithDomainArgs) {
   EXPECT_EQ(begin.kind, EventKind::RangeBegin);
   EXPECT_EQ(begin.payload, id);
   EXPECT_EQ(begin.name, intern("forward"));
-  EXPECT_EQ(begin.category, intern("user_annotation"));
+  EXPECT_EQ(begin.range_kind, RangeKind::Mstx);
   EXPECT_EQ(begin.args, domain.args);
   EXPECT_EQ(begin.args, global_arg_sets().intern(test::text_arg(ArgKey::Domain, "mstx-test \"train\"")));
   EXPECT_EQ(events[1].kind, EventKind::RangeEnd);
@@ -77,7 +77,7 @@ TEST_F(MstxTest, MarkIsRecordedAsInstant) {
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(events[0].kind, EventKind::Instant);
   EXPECT_EQ(events[0].name, intern("checkpoint"));
-  EXPECT_EQ(events[0].category, intern("user_annotation"));
+  EXPECT_EQ(events[0].range_kind, RangeKind::Mstx);
   EXPECT_EQ(events[0].args, domain.args);
 }
 

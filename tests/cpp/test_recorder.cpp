@@ -26,10 +26,11 @@ struct WorkerStrings {
   explicit WorkerStrings(int w)
       : thread_name(fmt::format("worker-{}", w)),
         name(intern(fmt::format("range of worker {}", w))),
-        category(intern(fmt::format("category {}", w))),
+        kind(static_cast<RangeKind>(w % 10)),
         args(global_arg_sets().intern(test::int_arg(ArgKey::GcThread, w))) {}
   std::string thread_name;
-  StringId name, category;
+  StringId name;
+  RangeKind kind;
   ArgSetId args;
 };
 
@@ -61,7 +62,7 @@ void record_ranges_concurrently(int workers, int ranges,
       gate.arrive_and_wait();
       for (int i = 0; i < ranges; ++i) {
         const uint64_t id = Recorder::next_range_id();
-        recorder.begin_range(id, strings.name, strings.category, strings.args);
+        recorder.begin_range(id, strings.name, strings.kind, strings.args);
         recorder.end_range(id);
       }
       finished.fetch_add(1);
@@ -86,10 +87,10 @@ void expect_worker_stream(const ThreadEvents& thread, int worker, int ranges) {
     const RawEvent& end = thread.events[k + 1];
     ASSERT_EQ(begin.kind, EventKind::RangeBegin) << thread.name << " event " << k;
     ASSERT_EQ(end.kind, EventKind::RangeEnd) << thread.name << " event " << k + 1;
-    ASSERT_TRUE(begin.name == strings.name && begin.category == strings.category &&
+    ASSERT_TRUE(begin.name == strings.name && begin.range_kind == strings.kind &&
                 begin.args == strings.args)
         << thread.name << " begin " << k << " carries another thread's strings";
-    ASSERT_TRUE(end.name == kEmptyString && end.category == kEmptyString && end.args == kNoArgs)
+    ASSERT_TRUE(end.name == kEmptyString && end.range_kind == RangeKind::Other && end.args == kNoArgs)
         << thread.name << " end " << k + 1;
     ASSERT_EQ(end.payload, begin.payload) << thread.name << " event " << k + 1;
     // A thread's ids increase, so increasing ids mean the sequence was kept.
@@ -161,7 +162,7 @@ TEST(Recorder, KeepsEventsOfExitedThreads) {
   const StringId tick = intern("tick from a short-lived thread");
   std::thread([&] {
     Recorder::instance().name_current_thread("short-lived");
-    for (int i = 0; i < 3; ++i) Recorder::instance().instant(tick, kEmptyString, kNoArgs);
+    for (int i = 0; i < 3; ++i) Recorder::instance().instant(tick, RangeKind::Other, kNoArgs);
   }).join();
 
   const CollectedEvents collected = Recorder::instance().collect();
@@ -182,12 +183,12 @@ TEST(Recorder, DiscardDropsEverythingRecordedSoFar) {
   const StringId after = intern("after discard");
   Recorder& recorder = Recorder::instance();
 
-  std::thread([&] { recorder.instant(before, kEmptyString, kNoArgs); }).join();
-  for (int i = 0; i < 5; ++i) recorder.instant(before, kEmptyString, kNoArgs);
+  std::thread([&] { recorder.instant(before, RangeKind::Other, kNoArgs); }).join();
+  for (int i = 0; i < 5; ++i) recorder.instant(before, RangeKind::Other, kNoArgs);
   recorder.discard();
   EXPECT_TRUE(recorder.collect().threads.empty());
 
-  recorder.instant(after, kEmptyString, kNoArgs);
+  recorder.instant(after, RangeKind::Other, kNoArgs);
   const std::vector<RawEvent> events = test::all_events(recorder.collect());
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(events[0].name, after);
@@ -197,8 +198,8 @@ TEST(Recorder, CompletedRangesAreCollectedOnceAndDiscarded) {
   RecorderSession session(kChannelOperators);
   Recorder& recorder = Recorder::instance();
   const StringId name = intern("imported");
-  recorder.add_completed({{42, 10, 20, name, kEmptyString, kNoArgs, 3}});
-  std::thread([&] { recorder.add_completed({{43, 30, 40, name, kEmptyString, kNoArgs, -1}}); }).join();
+  recorder.add_completed({{42, 10, 20, name, kNoArgs, 3}});
+  std::thread([&] { recorder.add_completed({{43, 30, 40, name, kNoArgs, -1}}); }).join();
   CollectedEvents collected = recorder.collect();
   ASSERT_EQ(collected.completed.size(), 2u);
   EXPECT_EQ(collected.completed[0].os_tid, 42);
@@ -206,7 +207,7 @@ TEST(Recorder, CompletedRangesAreCollectedOnceAndDiscarded) {
   EXPECT_EQ(collected.completed[1].begin_ns, 30);
   EXPECT_TRUE(recorder.collect().completed.empty());
 
-  recorder.add_completed({{42, 10, 20, name, kEmptyString, kNoArgs, -1}});
+  recorder.add_completed({{42, 10, 20, name, kNoArgs, -1}});
   recorder.discard();
   EXPECT_TRUE(recorder.collect().completed.empty());
 }

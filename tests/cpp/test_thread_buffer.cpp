@@ -15,7 +15,7 @@ constexpr uint64_t kNameCycle = 7;
 // Event number `i`: every field derives from `i`, so a torn or misplaced event is detectable.
 RawEvent numbered(uint64_t i) {
   return {static_cast<int64_t>(i), i, static_cast<StringId>(i % kNameCycle + 1),
-          static_cast<StringId>(i % 3), ArgSetId{static_cast<uint32_t>(i % 5)}, EventKind::Instant, {}};
+          ArgSetId{static_cast<uint32_t>(i % 5)}, EventKind::Instant, static_cast<RangeKind>(i % 3), {}};
 }
 
 void append_numbered(ThreadBuffer& buffer, uint64_t from, uint64_t to) {
@@ -29,7 +29,7 @@ void expect_numbered(const std::vector<RawEvent>& events, uint64_t first, uint64
     const RawEvent expected = numbered(first + k);
     const RawEvent& e = events[k];
     ASSERT_TRUE(e.payload == expected.payload && e.ts_ns == expected.ts_ns &&
-                e.name == expected.name && e.category == expected.category &&
+                e.name == expected.name && e.range_kind == expected.range_kind &&
                 e.args == expected.args && e.kind == expected.kind)
         << "event " << k << " has payload " << e.payload << ", expected " << expected.payload;
   }

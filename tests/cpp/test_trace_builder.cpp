@@ -59,7 +59,7 @@ void expect_range(const TraceModel& model, const std::string& name, const Expect
 
 TEST(TraceBuilder, PairsNestedRangesOnOneThread) {
   const TraceModel model = build({thread_events(0, 101, "main",
-                                                {begin_event(100, 1, "outer", "cat", int_arg(ArgKey::Stream, 1)),
+                                                {begin_event(100, 1, "outer", "user_annotation", int_arg(ArgKey::Stream, 1)),
                                                  begin_event(200, 2, "inner"),
                                                  end_event(300, 2),
                                                  end_event(400, 1)})});
@@ -67,7 +67,7 @@ TEST(TraceBuilder, PairsNestedRangesOnOneThread) {
   expect_range(model, "outer", {100, 400, 0, 0, 0});
   expect_range(model, "inner", {200, 300, 0, 0, 0});
   const size_t outer = range_named(model, "outer");
-  EXPECT_EQ(model.str(model.ranges.category[outer]), "cat");
+  EXPECT_EQ(model.ranges.kind[outer], RangeKind::UserAnnotation);
   EXPECT_EQ(model.args(model.ranges.args[outer]), int_arg(ArgKey::Stream, 1));
   EXPECT_EQ(model.ranges.id[outer], 1u);
   EXPECT_EQ(model.stats.async_ranges, 0u);
@@ -157,14 +157,14 @@ TEST(TraceBuilder, DropsEventsBeforeTheWindow) {
 TEST(TraceBuilder, InstantsAndCountersLandInTheirTables) {
   const TraceModel model = build(
       {thread_events(0, 101, "main",
-                     {instant_event(100, "tick", "marks", int_arg(ArgKey::Stream, 1)),
+                     {instant_event(100, "tick", "user_annotation", int_arg(ArgKey::Stream, 1)),
                       counter_event(200, "memory", 1234.5)}),
        thread_events(1, 102, "sampler",
                      {counter_event(300, "memory", -0.1), counter_event(400, "huge", 1e300)})});
   ASSERT_EQ(model.instants.size(), 1u);
   EXPECT_EQ(model.instants.ts_ns[0], 100);
   EXPECT_EQ(model.str(model.instants.name[0]), "tick");
-  EXPECT_EQ(model.str(model.instants.category[0]), "marks");
+  EXPECT_EQ(model.instants.kind[0], RangeKind::UserAnnotation);
   EXPECT_EQ(model.args(model.instants.args[0]), int_arg(ArgKey::Stream, 1));
   EXPECT_EQ(model.instants.track[0], 0u);
 
@@ -179,8 +179,10 @@ TEST(TraceBuilder, InstantsAndCountersLandInTheirTables) {
 }
 
 CompletedRange completed(int64_t os_tid, int64_t begin_ns, int64_t end_ns, const char* name, int64_t sequence = -1) {
-  return {os_tid,          begin_ns, end_ns, test::intern(name), test::intern("cpu_op"),
-          global_arg_sets().intern(test::input_dims_arg("[[2, 3]]")), sequence};
+  CompletedRange range{os_tid, begin_ns, end_ns, test::intern(name),
+                       global_arg_sets().intern(test::input_dims_arg("[[2, 3]]")), sequence};
+  range.kind = RangeKind::CpuOp;
+  return range;
 }
 
 TEST(TraceBuilder, CompletedRangesJoinTheirThreadAndNestWithItsRanges) {

@@ -67,12 +67,21 @@ std::string read_gzip_file(const std::string& path) {
 
 namespace {
 
-RawEvent make_event(EventKind kind, int64_t ts_ns, uint64_t payload, StringId name,
-                    StringId category, ArgSetId args) {
-  return {ts_ns, payload, name, category, args, kind, {}};
+RawEvent make_event(EventKind kind, int64_t ts_ns, uint64_t payload, StringId name, RangeKind range_kind,
+                    ArgSetId args) {
+  return {ts_ns, payload, name, args, kind, range_kind, {}};
 }
 
 }  // namespace
+
+RangeKind kind_named(std::string_view category, std::string_view name) {
+  if (category == "user_annotation" && name.rfind("ProfilerStep#", 0) == 0) return RangeKind::Step;
+  for (const RangeKind kind : {RangeKind::CpuOp, RangeKind::UserAnnotation, RangeKind::PythonFunction, RangeKind::Gc,
+                               RangeKind::CudaRuntime, RangeKind::CudaDriver}) {
+    if (category_name(kind) == category) return kind;
+  }
+  return RangeKind::Other;
+}
 
 ArgSet int_arg(ArgKey key, int64_t value) { return {{{key, value}}}; }
 
@@ -86,23 +95,23 @@ ArgSet input_dims_arg(std::string_view dims) {
 
 RawEvent begin_event(int64_t ts_ns, uint64_t id, std::string_view name,
                      std::string_view category, const ArgSet& args) {
-  return make_event(EventKind::RangeBegin, ts_ns, id, intern(name), intern(category),
+  return make_event(EventKind::RangeBegin, ts_ns, id, intern(name), kind_named(category, name),
                     global_arg_sets().intern(args));
 }
 
 RawEvent end_event(int64_t ts_ns, uint64_t id) {
-  return make_event(EventKind::RangeEnd, ts_ns, id, kEmptyString, kEmptyString, kNoArgs);
+  return make_event(EventKind::RangeEnd, ts_ns, id, kEmptyString, RangeKind::Other, kNoArgs);
 }
 
 RawEvent instant_event(int64_t ts_ns, std::string_view name, std::string_view category,
                        const ArgSet& args) {
-  return make_event(EventKind::Instant, ts_ns, 0, intern(name), intern(category), global_arg_sets().intern(args));
+  return make_event(EventKind::Instant, ts_ns, 0, intern(name), kind_named(category, name), global_arg_sets().intern(args));
 }
 
 RawEvent counter_event(int64_t ts_ns, std::string_view name, double value) {
   uint64_t bits = 0;
   std::memcpy(&bits, &value, sizeof(bits));
-  return make_event(EventKind::Counter, ts_ns, bits, intern(name), kEmptyString, kNoArgs);
+  return make_event(EventKind::Counter, ts_ns, bits, intern(name), RangeKind::Other, kNoArgs);
 }
 
 ThreadEvents thread_events(uint32_t index, int64_t os_tid, std::string name,

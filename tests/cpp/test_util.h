@@ -46,12 +46,17 @@ ArgSet text_arg(ArgKey key, std::string_view text);
 // Input shapes as torch's hooks give them ("[[8, 64], []]"); fails the test on another text.
 ArgSet input_dims_arg(std::string_view dims);
 
-// Hand-made raw events, for deterministic trace-builder and exporter tests; their args are
-// interned in the global table.
+// The kind whose torch.profiler category is `category` (UserAnnotation for "user_annotation",
+// Step for a user annotation named ProfilerStep#N, as the schedule records it); Other for any
+// other text.
+RangeKind kind_named(std::string_view category, std::string_view name = "");
+
+// Hand-made raw events, for deterministic trace-builder and exporter tests: their kind is the one
+// `category` and `name` give (kind_named), their args are interned in the global table.
 RawEvent begin_event(int64_t ts_ns, uint64_t id, std::string_view name,
-                     std::string_view category = "test", const ArgSet& args = {});
+                     std::string_view category = "", const ArgSet& args = {});
 RawEvent end_event(int64_t ts_ns, uint64_t id);
-RawEvent instant_event(int64_t ts_ns, std::string_view name, std::string_view category = "test",
+RawEvent instant_event(int64_t ts_ns, std::string_view name, std::string_view category = "",
                        const ArgSet& args = {});
 RawEvent counter_event(int64_t ts_ns, std::string_view name, double value);
 
