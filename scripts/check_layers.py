@@ -19,12 +19,13 @@ LAYERS: Tuple[Tuple[str, ...], ...] = (
     ("common",),                          # clock, strings, JSON text
     ("memory",),                          # memory events and their categories
     ("record", "schedule"),               # per-thread buffers and what they hand over; the step machine
-    ("cupti", "mstx", "torch_hooks"),     # collectors
+    ("cupti", "mstx", "torch_hooks",      # collectors
+     "python_hooks"),                     #   (python_hooks: those that read Python objects)
     ("capture",),                         # a session's capture and its file format
     ("trace",),                           # the trace model, built from a capture
     ("analysis",),                        # what is derived from the model
     ("export",),                          # file formats
-    ("bindings",),                        # the Python module: glue
+    ("bindings",),                        # the Python module: entry points and registration
 )
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^/"]+)/[^"]+"')
 

@@ -5,12 +5,14 @@
 #include <cstdint>
 #include <string>
 
-#include "bindings/c_function.h"
+#include "python_hooks/c_function.h"
 #include "cupti/activity_collector.h"
 #include "mstx/mstx.h"
 #include "record/recorder.h"
 
 namespace perfprof::bindings {
+
+using python_hooks::as_cfunction;
 namespace {
 
 // ---------------------------------------------------------------------------------------------

@@ -17,11 +17,11 @@
 #include "analysis/op_annotations.h"
 #include "analysis/profiler_steps.h"
 #include "bindings/fast_calls.h"
-#include "bindings/gc_monitor.h"
-#include "bindings/module_calls.h"
-#include "bindings/python_tracer.h"
-#include "bindings/torch_memory.h"
-#include "bindings/torch_results.h"
+#include "python_hooks/gc_monitor.h"
+#include "python_hooks/module_calls.h"
+#include "python_hooks/python_tracer.h"
+#include "python_hooks/torch_memory.h"
+#include "python_hooks/torch_results.h"
 #include "capture/capture_file.h"
 #include "capture/capture_stream.h"
 #include "capture/session_capture.h"
@@ -258,6 +258,7 @@ py::list gpu_activities_of(const TraceModel& m) {
 PYBIND11_MODULE(_core, m) {
   using namespace perfprof;
   using namespace perfprof::bindings;
+  using namespace perfprof::python_hooks;
   m.doc() = "perfprof C++ core: recorder, schedule, trace model and exporters.";
 
   m.attr("CHANNEL_STEPS") = static_cast<uint32_t>(kChannelSteps);

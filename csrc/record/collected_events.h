@@ -19,8 +19,12 @@ struct ThreadEvents {
   std::vector<RawEvent> events;
 };
 
-// A range known only once it has ended, on an OS thread or a synthetic track (TraceModel's
-// kGcTrackTid): a garbage-collection pause, or an operator another profiler recorded.
+// The track of Python garbage-collection pauses. No OS thread has this id: Linux's pid_max is
+// at most 2^22.
+constexpr int64_t kGcTrackTid = int64_t{1} << 30;
+
+// A range known only once it has ended, on an OS thread or a synthetic track (kGcTrackTid): a
+// garbage-collection pause, or an operator another profiler recorded.
 struct CompletedRange {
   int64_t os_tid = 0;
   int64_t begin_ns = 0;  // now_ns() clock

@@ -25,10 +25,6 @@ void reorder(std::vector<T>& column, const std::vector<size_t>& order) {
   column.swap(sorted);
 }
 
-// The track of Python garbage-collection pauses. No OS thread has this id: Linux's pid_max is
-// at most 2^22.
-constexpr int64_t kGcTrackTid = int64_t{1} << 30;
-
 // The name of each schedule step's range is this prefix and the step number, as torch names it.
 inline constexpr std::string_view kProfilerStepPrefix = "ProfilerStep#";
 

@@ -1,4 +1,4 @@
-#include "bindings/gc_monitor.h"
+#include "python_hooks/gc_monitor.h"
 
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -7,11 +7,10 @@
 #include <cstdint>
 
 
-#include "bindings/c_function.h"
+#include "python_hooks/c_function.h"
 #include "record/recorder.h"
-#include "trace/trace_model.h"
 
-namespace perfprof::bindings {
+namespace perfprof::python_hooks {
 namespace {
 
 std::atomic<int64_t> g_threshold_ns{0};
@@ -92,4 +91,4 @@ PyMethodDef gc_methods[] = {
 
 bool add_gc_monitor(PyObject* module) { return PyModule_AddFunctions(module, gc_methods) == 0; }
 
-}  // namespace perfprof::bindings
+}  // namespace perfprof::python_hooks

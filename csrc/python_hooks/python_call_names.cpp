@@ -1,4 +1,4 @@
-#include "bindings/python_call_names.h"
+#include "python_hooks/python_call_names.h"
 
 #include <cstddef>
 #include <functional>
@@ -8,9 +8,9 @@
 
 #include <fmt/format.h>
 
-#include "bindings/module_calls.h"
+#include "python_hooks/module_calls.h"
 
-namespace perfprof::bindings {
+namespace perfprof::python_hooks {
 namespace {
 
 constexpr int kStartOffset = -1;  // the offset key of a call from the start
@@ -136,4 +136,4 @@ StringId builtin_name(const PyMethodDef* method, PyObject* self) {
   return name;
 }
 
-}  // namespace perfprof::bindings
+}  // namespace perfprof::python_hooks

@@ -9,7 +9,7 @@
 
 #include "common/string_table.h"
 
-namespace perfprof::bindings {
+namespace perfprof::python_hooks {
 
 // Adds the ModuleCallWrapper type, module_calls_capture(on), module_calls_observe(callback) and
 // module_calls_reset_names().
@@ -19,4 +19,4 @@ bool add_module_calls(PyObject* module);
 // numbers them; the Python tracer names Module.__call__ frames with it. Under the GIL.
 StringId module_call_name(PyObject* module);
 
-}  // namespace perfprof::bindings
+}  // namespace perfprof::python_hooks

@@ -15,7 +15,7 @@
 #include <string>
 #include <string_view>
 
-namespace perfprof::bindings {
+namespace perfprof::python_hooks {
 
 // Switches Python's cyclic garbage collector off for its lifetime (if it was on). Reading
 // torch's results creates and drops hundreds of thousands of short-lived lists without a cycle
@@ -135,4 +135,4 @@ class FieldReader {
   std::string first_failure_;
 };
 
-}  // namespace perfprof::bindings
+}  // namespace perfprof::python_hooks

@@ -2,11 +2,11 @@
 // A METH_FASTCALL function as the PyCFunction a PyMethodDef stores (CPython casts it back).
 #include <Python.h>
 
-namespace perfprof::bindings {
+namespace perfprof::python_hooks {
 
 template <typename Function>
 PyCFunction as_cfunction(Function function) {
   return reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(function));
 }
 
-}  // namespace perfprof::bindings
+}  // namespace perfprof::python_hooks

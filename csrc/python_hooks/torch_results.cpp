@@ -1,4 +1,4 @@
-#include "bindings/torch_results.h"
+#include "python_hooks/torch_results.h"
 
 #include <cmath>
 #include <cstdint>
@@ -13,14 +13,14 @@
 
 #include <fmt/format.h>
 
-#include "bindings/py_fields.h"
+#include "python_hooks/py_fields.h"
 #include "common/clock.h"
 #include "common/json_text.h"
 #include "record/recorder.h"
 
 namespace py = pybind11;
 
-namespace perfprof::bindings {
+namespace perfprof::python_hooks {
 namespace {
 
 // The methods of torch's KinetoEvent that are read.
@@ -297,4 +297,4 @@ void add_torch_results(py::module_& module) {
              "included) and first_failure (what the first failed read raised, or '').");
 }
 
-}  // namespace perfprof::bindings
+}  // namespace perfprof::python_hooks

@@ -6,10 +6,10 @@
 // calls and what they call excluded. No Python object is kept per event.
 #include <Python.h>
 
-namespace perfprof::bindings {
+namespace perfprof::python_hooks {
 
 // Adds python_tracer_install(own_prefix, path_prefixes, module_call_code),
 // python_tracer_window_begin() and python_tracer_uninstall() to `module`.
 bool add_python_tracer(PyObject* module);
 
-}  // namespace perfprof::bindings
+}  // namespace perfprof::python_hooks

@@ -1,4 +1,4 @@
-#include "bindings/module_calls.h"
+#include "python_hooks/module_calls.h"
 
 #include <structmember.h>
 
@@ -8,10 +8,10 @@
 
 #include <fmt/format.h>
 
-#include "bindings/c_function.h"
+#include "python_hooks/c_function.h"
 #include "record/recorder.h"
 
-namespace perfprof::bindings {
+namespace perfprof::python_hooks {
 namespace {
 
 // A module seen by the wrapper: the weak reference tells whether the address still holds it.
@@ -258,4 +258,4 @@ bool add_module_calls(PyObject* module) {
   return true;
 }
 
-}  // namespace perfprof::bindings
+}  // namespace perfprof::python_hooks

@@ -1,4 +1,4 @@
-#include "bindings/python_tracer.h"
+#include "python_hooks/python_tracer.h"
 
 #include <frameobject.h>
 
@@ -8,11 +8,11 @@
 #include <utility>
 #include <vector>
 
-#include "bindings/c_function.h"
-#include "bindings/python_call_names.h"
+#include "python_hooks/c_function.h"
+#include "python_hooks/python_call_names.h"
 #include "record/recorder.h"
 
-namespace perfprof::bindings {
+namespace perfprof::python_hooks {
 namespace {
 
 // torch.profiler records at most this many of the frames running when it starts, the innermost.
@@ -505,4 +505,4 @@ PyMethodDef tracer_methods[] = {
 
 bool add_python_tracer(PyObject* module) { return PyModule_AddFunctions(module, tracer_methods) == 0; }
 
-}  // namespace perfprof::bindings
+}  // namespace perfprof::python_hooks

@@ -4,9 +4,9 @@
 // torch's collection has: input dtypes, strides and scalar argument values.
 #include <pybind11/pybind11.h>
 
-namespace perfprof::bindings {
+namespace perfprof::python_hooks {
 
 // Adds import_torch_events(events) to `module`.
 void add_torch_results(pybind11::module_& module);
 
-}  // namespace perfprof::bindings
+}  // namespace perfprof::python_hooks

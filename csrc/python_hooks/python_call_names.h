@@ -21,7 +21,7 @@
 
 #include "common/string_table.h"
 
-namespace perfprof::bindings {
+namespace perfprof::python_hooks {
 
 // Names that are not names.
 inline constexpr StringId kUnnamed = UINT32_MAX;         // its name could not be read: not recorded
@@ -71,4 +71,4 @@ StringId resumed_code_name(PyCodeObject* code, int offset, LineOf&& line_of) {
   return cached != kUnnamed ? cached : add_code_name(code, offset, line_of());
 }
 
-}  // namespace perfprof::bindings
+}  // namespace perfprof::python_hooks

@@ -1,4 +1,4 @@
-#include "bindings/torch_memory.h"
+#include "python_hooks/torch_memory.h"
 
 #include <pybind11/stl.h>
 
@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "bindings/py_fields.h"
+#include "python_hooks/py_fields.h"
 #include "common/clock.h"
 #include "common/string_table.h"
 #include "memory/memory_events.h"
@@ -21,7 +21,7 @@
 
 namespace py = pybind11;
 
-namespace perfprof::bindings {
+namespace perfprof::python_hooks {
 namespace {
 
 using memory::Allocation;
@@ -585,4 +585,4 @@ void add_torch_memory(py::module_& module) {
   module.attr("MEMORY_CATEGORIES") = py::tuple(categories);
 }
 
-}  // namespace perfprof::bindings
+}  // namespace perfprof::python_hooks

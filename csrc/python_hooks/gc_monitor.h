@@ -4,9 +4,9 @@
 // code; pauses shorter than the threshold are dropped as they end.
 #include <Python.h>
 
-namespace perfprof::bindings {
+namespace perfprof::python_hooks {
 
 // Adds gc_callback(phase, info) (for gc.callbacks) and gc_set_threshold_ns(ns) to `module`.
 bool add_gc_monitor(PyObject* module);
 
-}  // namespace perfprof::bindings
+}  // namespace perfprof::python_hooks
