@@ -159,7 +159,11 @@ bool write_capture(const Capture& capture, Sink& sink) {
   out.process(capture.process);
   out.strings(capture.strings);
   out.other_threads(capture.other_threads);
-  out.host(capture.host);
+  if (capture.stored.empty()) {
+    out.host(capture.host);
+  } else {
+    out.host(loaded_host(capture));
+  }
   out.gpu(capture.gpu);
   out.window(capture.window);
   out.end();

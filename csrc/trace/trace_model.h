@@ -94,6 +94,9 @@ struct RangeTable {
     for_each_column(row, [](auto& column, const auto& value) { column.push_back(value); });
     return size() - 1;
   }
+  void reserve(size_t rows) {
+    for_each_column(RangeRow{}, [&](auto& column, const auto&) { column.reserve(rows); });
+  }
   // Rows in the order `order` lists them.
   void reorder(const std::vector<size_t>& order) {
     for_each_column(RangeRow{}, [&](auto& column, const auto&) { perfprof::reorder(column, order); });
@@ -139,6 +142,13 @@ struct InstantTable {
   std::vector<uint32_t> track;
 
   size_t size() const { return ts_ns.size(); }
+  void reserve(size_t rows) {
+    ts_ns.reserve(rows);
+    name.reserve(rows);
+    category.reserve(rows);
+    args.reserve(rows);
+    track.reserve(rows);
+  }
   void append(const InstantRow& row) {
     ts_ns.push_back(row.ts_ns);
     name.push_back(row.name);
@@ -162,6 +172,12 @@ struct CounterTable {
   std::vector<uint32_t> track;
 
   size_t size() const { return ts_ns.size(); }
+  void reserve(size_t rows) {
+    ts_ns.reserve(rows);
+    name.reserve(rows);
+    value.reserve(rows);
+    track.reserve(rows);
+  }
   void append(const CounterRow& row) {
     ts_ns.push_back(row.ts_ns);
     name.push_back(row.name);
