@@ -82,14 +82,6 @@ class ByteReader {
   void operator()(T (&items)[N]) {
     for (T& item : items) (*this)(item);
   }
-  template <typename T>
-  void raw(std::vector<T>& items, size_t count) {
-    static_assert(std::is_trivially_copyable_v<T>);
-    if (count > in_.size() / sizeof(T)) throw CaptureFormatError("records run past their chunk");
-    const size_t old_size = items.size();
-    items.resize(old_size + count);
-    std::memcpy(items.data() + old_size, take(count * sizeof(T)), count * sizeof(T));
-  }
   size_t remaining() const { return in_.size(); }
 
  private:

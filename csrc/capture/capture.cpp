@@ -1,6 +1,7 @@
 #include "capture/capture.h"
 
 #include <iterator>
+#include <stdexcept>
 #include <unordered_map>
 #include <utility>
 
@@ -42,6 +43,7 @@ void append_threads(std::vector<ThreadEvents>& into, std::vector<ThreadEvents>& 
 }  // namespace
 
 void append_capture(Capture& into, Capture more) {
+  if (!more.stored.empty()) throw std::logic_error("append_capture: the capture appended has stored events");
   // The process as the capture first described it: its clock offset is the one the capture file
   // holds, so a trace built from `into` and one built from the file agree to the nanosecond.
   if (into.process.pid == 0) into.process = std::move(more.process);
@@ -68,9 +70,29 @@ void append_capture(Capture& into, Capture more) {
 }
 
 uint64_t host_event_count(const Capture& capture) {
-  uint64_t count = 0;
+  uint64_t count = capture.stored.count;
   for (const ThreadEvents& thread : capture.host.threads) count += thread.events.size();
   return count;
+}
+
+CollectedEvents loaded_host(const Capture& capture) {
+  CollectedEvents host = capture.host;
+  for (ThreadEvents& thread : host.threads) {
+    std::vector<RawEvent> events;
+    host.dropped_events += for_each_event_block(capture, thread, [&](const RawEvent* block, size_t count) {
+      events.insert(events.end(), block, block + count);
+    });
+    thread.events = std::move(events);
+  }
+  return host;
+}
+
+EventKindCounts event_kind_counts(const Capture& capture) {
+  EventKindCounts counts = capture.stored.kinds;
+  for (const ThreadEvents& thread : capture.host.threads) {
+    count_event_kinds(thread.events.data(), thread.events.size(), counts);
+  }
+  return counts;
 }
 
 }  // namespace perfprof

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "capture/stored_events.h"
 #include "record/collected_events.h"
 #include "record/gpu_records.h"
 
@@ -37,14 +38,34 @@ struct Capture {
   std::vector<std::string> strings;  // indexed by StringId; ids the capture does not use are ""
   std::vector<ArgSet> arg_sets;      // indexed by ArgSetId; ids the capture does not use are empty
   std::vector<ThreadName> other_threads;
+  // Each thread's events are those `stored` holds for it (a capture read from its bytes leaves
+  // them there), then those in its ThreadEvents::events (a capture made in memory).
   CollectedEvents host;
+  StoredEvents stored;
   GpuInput gpu;
   CollectionWindow window;
 };
 
-// Adds `more` (recorded later in the same session) to `into`: each thread's events after its
-// own, strings by id, counts summed; `into`'s process description stays (`more`'s when it has
-// none), `more`'s window wins where it has one.
+// Calls `visit(events, count)` for the events of `thread` in recording order, a block at a time
+// (StoredEvents), and returns how many of its stored events could not be read back.
+template <typename Visit>
+uint64_t for_each_event_block(const Capture& capture, const ThreadEvents& thread, Visit&& visit) {
+  const uint64_t unreadable = capture.stored.for_each_block(thread.index, visit);
+  if (!thread.events.empty()) visit(thread.events.data(), thread.events.size());
+  return unreadable;
+}
+
+// The capture's host events with every stored event read into its thread's events (the
+// whole capture in memory: for small captures and tests). Events that cannot be read back are
+// counted as dropped.
+CollectedEvents loaded_host(const Capture& capture);
+
+// The number of events of each kind the capture's threads hold.
+EventKindCounts event_kind_counts(const Capture& capture);
+
+// Adds `more` (recorded later in the same session, its events in memory) to `into`: each
+// thread's events after its own, strings by id, counts summed; `into`'s process description
+// stays (`more`'s when it has none), `more`'s window wins where it has one.
 void append_capture(Capture& into, Capture more);
 
 // Events of every thread.

@@ -1,8 +1,12 @@
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstdint>
 #include <cstring>
-#include <fstream>
 #include <limits>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
@@ -21,6 +25,9 @@ namespace perfprof {
 namespace {
 
 using capture_format::ChunkKind;
+
+// A HostEvents payload begins with the thread's buffer index (u32) and the record count (u64).
+constexpr uint64_t kHostEventsPrefixBytes = 12;
 
 // The file header (`bytes`: the first bytes of `total` ones); returns where the first chunk begins.
 uint64_t read_file_header(std::string_view bytes, uint64_t total) {
@@ -57,7 +64,7 @@ class CaptureAssembler {
       case ChunkKind::Strings: add_entries(capture_.strings, in, "string"); break;
       case ChunkKind::ArgSets: add_entries(capture_.arg_sets, in, "argument set"); break;
       case ChunkKind::Thread: add_thread(in); break;
-      case ChunkKind::HostEvents: add_host_events(in); break;
+      case ChunkKind::HostEvents: throw std::logic_error("HostEvents chunks are added by add_host_events");
       case ChunkKind::CompletedRanges: append(capture_.host.completed, in); break;
       case ChunkKind::MemoryEvents: add_memory(in); break;
       case ChunkKind::ObservedTensors: append(capture_.host.observed_tensors, in); break;
@@ -75,10 +82,23 @@ class CaptureAssembler {
     if (in.remaining() != 0) throw CaptureFormatError("the chunk has bytes after its fields");
   }
 
-  Capture finish() {
+  // The records of a HostEvents chunk of thread `index`, checked: they stay in `bytes`.
+  void add_stored_run(uint32_t index, const StoredRun& run, const EventKindCounts& kinds, int64_t first_ns,
+                      int64_t last_ns) {
+    thread_of(index);
+    StoredEvents& stored = capture_.stored;
+    stored.runs[index].push_back(run);
+    stored.count += run.count;
+    for (size_t kind = 0; kind < kinds.size(); ++kind) stored.kinds[kind] += kinds[kind];
+    stored_first_ns_ = std::min(stored_first_ns_, first_ns);
+    stored_last_ns_ = std::max(stored_last_ns_, last_ns);
+  }
+
+  Capture finish(std::shared_ptr<const EventBytes> bytes) {
     if (capture_.strings.empty()) capture_.strings.emplace_back();
     if (capture_.arg_sets.empty()) capture_.arg_sets.emplace_back();
     if (!has_window_) capture_.window = span_of_events();
+    capture_.stored.bytes = std::move(bytes);
     return std::move(capture_);
   }
 
@@ -127,17 +147,6 @@ class CaptureAssembler {
     ThreadEvents& thread = thread_of(index);
     thread.os_tid = os_tid;
     thread.name = std::move(name);
-  }
-
-  void add_host_events(ByteReader& in) {
-    uint32_t index = 0;
-    uint64_t count = 0;
-    in(index);
-    in(count);
-    std::vector<RawEvent> events;
-    in.raw(events, count);
-    std::vector<RawEvent>& to = thread_of(index).events;
-    to.insert(to.end(), events.begin(), events.end());
   }
 
   void add_memory(ByteReader& in) {
@@ -192,9 +201,7 @@ class CaptureAssembler {
       first = std::min(first, begin_ns);
       last = std::max(last, end_ns);
     };
-    for (const ThreadEvents& thread : capture_.host.threads) {
-      for (const RawEvent& event : thread.events) note(event.ts_ns, event.ts_ns);
-    }
+    if (!capture_.stored.empty()) note(stored_first_ns_, stored_last_ns_);
     for (const CompletedRange& range : capture_.host.completed) note(range.begin_ns, range.end_ns);
     for (const memory::Allocation& allocation : capture_.host.memory.allocations) {
       note(allocation.time_ns, allocation.time_ns);
@@ -206,49 +213,150 @@ class CaptureAssembler {
 
   Capture capture_;
   bool has_window_ = false;
+  int64_t stored_first_ns_ = std::numeric_limits<int64_t>::max();  // earliest and latest stored event
+  int64_t stored_last_ns_ = std::numeric_limits<int64_t>::min();
   std::unordered_map<uint32_t, size_t> thread_rows_;  // buffer index -> row in capture_.host.threads
 };
 
-// The bytes of a capture in memory.
-class MemorySource {
+// A copy of a capture's bytes: its stored events point into it.
+class MemoryBytes final : public EventBytes {
  public:
-  explicit MemorySource(std::string_view bytes) : bytes_(bytes) {}
+  explicit MemoryBytes(std::string_view bytes) : bytes_(bytes) {}
   uint64_t size() const { return bytes_.size(); }
   // The `count` bytes at `offset`; those that remain when fewer do.
-  std::string_view read(uint64_t offset, uint64_t count) {
-    return offset >= bytes_.size() ? std::string_view() : bytes_.substr(offset, count);
+  std::string_view view(uint64_t offset, uint64_t count) const {
+    return offset >= bytes_.size() ? std::string_view() : std::string_view(bytes_).substr(offset, count);
+  }
+  size_t read(uint64_t offset, size_t count, RawEvent* into) const override {
+    const std::string_view bytes = view(offset, count * sizeof(RawEvent));
+    std::memcpy(into, bytes.data(), bytes.size() - bytes.size() % sizeof(RawEvent));
+    return bytes.size() / sizeof(RawEvent);
   }
 
  private:
-  std::string_view bytes_;
+  const std::string bytes_;
 };
 
-// The bytes of a capture file, read a chunk at a time into one buffer: reading a capture holds
-// one chunk of its bytes at most, not the whole file.
+// A capture file, read with pread at any offset: the reading and the capture's stored events
+// share it, so the events are read back from the file the reading checked even if its path
+// changes meanwhile.
+class FileBytes final : public EventBytes {
+ public:
+  explicit FileBytes(const std::string& path) : path_(path), fd_(::open(path.c_str(), O_RDONLY | O_CLOEXEC)) {
+    if (fd_ < 0) throw std::runtime_error(fmt::format("cannot open {}: {}", path, std::strerror(errno)));
+    const off_t end = ::lseek(fd_, 0, SEEK_END);
+    if (end < 0) {
+      ::close(fd_);
+      throw std::runtime_error(fmt::format("cannot read {}: {}", path, std::strerror(errno)));
+    }
+    size_ = static_cast<uint64_t>(end);
+  }
+  ~FileBytes() override { ::close(fd_); }
+  FileBytes(const FileBytes&) = delete;
+  FileBytes& operator=(const FileBytes&) = delete;
+
+  const std::string& path() const { return path_; }
+  uint64_t size() const { return size_; }
+  // Reads `count` bytes at `offset` into `into`; returns how many it read (fewer at the end of
+  // the file), or -1 on an error.
+  int64_t read_bytes(uint64_t offset, size_t count, char* into) const {
+    size_t done = 0;
+    while (done < count) {
+      const ssize_t got = ::pread(fd_, into + done, count - done, static_cast<off_t>(offset + done));
+      if (got < 0 && errno == EINTR) continue;
+      if (got < 0) return -1;
+      if (got == 0) break;
+      done += static_cast<size_t>(got);
+    }
+    return static_cast<int64_t>(done);
+  }
+  size_t read(uint64_t offset, size_t count, RawEvent* into) const override {
+    const int64_t bytes = read_bytes(offset, count * sizeof(RawEvent), reinterpret_cast<char*>(into));
+    return bytes < 0 ? 0 : static_cast<size_t>(bytes) / sizeof(RawEvent);
+  }
+
+ private:
+  const std::string path_;
+  const int fd_;
+  uint64_t size_ = 0;
+};
+
+// Chunks of a capture in memory.
+class MemorySource {
+ public:
+  explicit MemorySource(std::string_view bytes) : bytes_(std::make_shared<const MemoryBytes>(bytes)) {}
+  uint64_t size() const { return bytes_->size(); }
+  std::string_view read(uint64_t offset, uint64_t count) { return bytes_->view(offset, count); }
+  std::shared_ptr<const EventBytes> bytes() const { return bytes_; }
+
+ private:
+  std::shared_ptr<const MemoryBytes> bytes_;
+};
+
+// Chunks of a capture file, read one at a time into one buffer: reading a capture holds one
+// chunk of its bytes at most (host events: one block of them), not the whole file.
 class FileSource {
  public:
-  explicit FileSource(const std::string& path) : path_(path), file_(path, std::ios::binary) {
-    if (!file_) throw std::runtime_error(fmt::format("cannot open {}", path));
-    file_.seekg(0, std::ios::end);
-    size_ = static_cast<uint64_t>(file_.tellg());
-  }
-  uint64_t size() const { return size_; }
+  explicit FileSource(const std::string& path) : file_(std::make_shared<const FileBytes>(path)) {}
+  uint64_t size() const { return file_->size(); }
+  // The `count` bytes at `offset`; those that remain when fewer do.
   std::string_view read(uint64_t offset, uint64_t count) {
-    const uint64_t available = offset >= size_ ? 0 : std::min(count, size_ - offset);
+    const uint64_t available = offset >= size() ? 0 : std::min(count, size() - offset);
     buffer_.resize(available);
-    file_.seekg(static_cast<std::streamoff>(offset));
-    if (available > 0 && !file_.read(buffer_.data(), static_cast<std::streamsize>(available))) {
-      throw std::runtime_error(fmt::format("cannot read {}", path_));
+    if (file_->read_bytes(offset, available, buffer_.data()) != static_cast<int64_t>(available)) {
+      throw std::runtime_error(fmt::format("cannot read {}", file_->path()));
     }
     return buffer_;
   }
+  std::shared_ptr<const EventBytes> bytes() const { return file_; }
 
  private:
-  std::string path_;
-  std::ifstream file_;
-  uint64_t size_ = 0;
+  std::shared_ptr<const FileBytes> file_;
   std::string buffer_;
 };
+
+// Checks the HostEvents chunk whose payload (`size` bytes, checksum `crc`) begins at `offset`,
+// reading its records a block at a time, and adds them to `assembler` as a stored run. Returns
+// why it is not added, or "" when it is.
+template <typename Source>
+std::string add_host_events(Source& source, uint64_t offset, uint64_t size, uint32_t crc, CaptureAssembler& assembler) {
+  const uint64_t prefix_bytes = std::min(size, kHostEventsPrefixBytes);
+  const uint64_t records = (size - prefix_bytes) / sizeof(RawEvent);
+  const uint64_t first_record = offset + prefix_bytes;
+  const std::string prefix(source.read(offset, prefix_bytes));
+  uint32_t checksum = crc32_of(prefix);
+  EventKindCounts kinds{};
+  int64_t first_ns = std::numeric_limits<int64_t>::max();
+  int64_t last_ns = std::numeric_limits<int64_t>::min();
+  std::vector<RawEvent> block(std::min<uint64_t>(records, StoredEvents::kBlockEvents));
+  for (uint64_t done = 0; done < records; done += block.size()) {
+    const size_t n = std::min<uint64_t>(block.size(), records - done);
+    if (source.bytes()->read(first_record + done * sizeof(RawEvent), n, block.data()) != n) {
+      return "is cut short: the file shrank while it was read";
+    }
+    checksum = crc32_of(std::string_view(reinterpret_cast<const char*>(block.data()), n * sizeof(RawEvent)), checksum);
+    count_event_kinds(block.data(), n, kinds);
+    for (size_t i = 0; i < n; ++i) {
+      first_ns = std::min(first_ns, block[i].ts_ns);
+      last_ns = std::max(last_ns, block[i].ts_ns);
+    }
+  }
+  const uint64_t end_of_records = first_record + records * sizeof(RawEvent);
+  checksum = crc32_of(source.read(end_of_records, offset + size - end_of_records), checksum);
+  if (checksum != crc) return "is corrupt: its checksum does not match";
+  ByteReader in(prefix);
+  uint32_t index = 0;
+  uint64_t count = 0;
+  try {
+    in(index);
+    in(count);
+  } catch (const CaptureFormatError& error) {
+    return fmt::format("does not decode: {}", error.what());
+  }
+  if (count != records || end_of_records != offset + size) return "does not decode: its record count does not match its size";
+  assembler.add_stored_run(index, {first_record, count}, kinds, first_ns, last_ns);
+  return "";
+}
 
 template <typename Source>
 CaptureReading read_chunks(Source& source) {
@@ -273,6 +381,16 @@ CaptureReading read_chunks(Source& source) {
                                     offset, kind, size, source.size() - payload_offset);
       break;
     }
+    if (static_cast<ChunkKind>(kind) == ChunkKind::HostEvents) {
+      // Checked a block at a time, and left in the capture's bytes until the trace is built.
+      const std::string problem = add_host_events(source, payload_offset, size, crc, assembler);
+      if (!problem.empty()) {
+        reading.problem = fmt::format("the chunk at byte {} (kind {}) {}", offset, kind, problem);
+        break;
+      }
+      offset = payload_offset + size;
+      continue;
+    }
     const std::string_view payload = source.read(payload_offset, size);
     if (crc32_of(payload) != crc) {
       reading.problem = fmt::format("the chunk at byte {} (kind {}) is corrupt: its checksum does not match", offset, kind);
@@ -293,7 +411,7 @@ CaptureReading read_chunks(Source& source) {
   if (!reading.complete && reading.problem.empty()) {
     reading.problem = "the capture has no end: it was cut after its last whole chunk (the process stopped while recording)";
   }
-  reading.capture = assembler.finish();
+  reading.capture = assembler.finish(source.bytes());
   return reading;
 }
 

@@ -169,7 +169,11 @@ bool write_capture(const Capture& capture, Sink& sink) {
   out.strings(capture.strings);
   out.arg_sets(capture.arg_sets);
   out.other_threads(capture.other_threads);
-  out.host(capture.host);
+  if (capture.stored.empty()) {
+    out.host(capture.host);
+  } else {
+    out.host(loaded_host(capture));
+  }
   out.gpu(capture.gpu);
   out.window(capture.window);
   out.end();

@@ -23,23 +23,15 @@ class Builder {
     for (const ThreadName& thread : thread_names) thread_names_.emplace(thread.os_tid, thread.name);
   }
 
-  void add_thread(ThreadEvents& thread) {
+  // The events of `thread` in `capture`, a block at a time: stored events that cannot be read
+  // back are counted as dropped.
+  void add_thread(const Capture& capture, ThreadEvents& thread) {
     const auto track = static_cast<uint32_t>(model_.threads.size());
     model_.threads.push_back({thread.index, thread.os_tid, std::move(thread.name)});
     open_stack_.clear();
-    for (const RawEvent& event : thread.events) {
-      if (event.ts_ns < model_.window_begin_ns) {
-        ++model_.stats.events_before_window;
-        continue;
-      }
-      switch (event.kind) {
-        case EventKind::RangeBegin: begin_range(event, track); break;
-        case EventKind::RangeEnd: end_range(event, track); break;
-        case EventKind::Instant: add_instant(event, track); break;
-        case EventKind::Counter: add_counter(event, track); break;
-        case EventKind::RangeSequence: set_sequence(event); break;
-      }
-    }
+    model_.stats.dropped_events += for_each_event_block(capture, thread, [&](const RawEvent* events, size_t count) {
+      for (size_t i = 0; i < count; ++i) add_event(events[i], track);
+    });
   }
 
   // Pairs ends that did not close the innermost open range of their thread, then closes what
@@ -121,6 +113,20 @@ class Builder {
   }
 
  private:
+  void add_event(const RawEvent& event, uint32_t track) {
+    if (event.ts_ns < model_.window_begin_ns) {
+      ++model_.stats.events_before_window;
+      return;
+    }
+    switch (event.kind) {
+      case EventKind::RangeBegin: begin_range(event, track); break;
+      case EventKind::RangeEnd: end_range(event, track); break;
+      case EventKind::Instant: add_instant(event, track); break;
+      case EventKind::Counter: add_counter(event, track); break;
+      case EventKind::RangeSequence: set_sequence(event); break;
+    }
+  }
+
   void begin_range(const RawEvent& event, uint32_t track) {
     RangeRow row;
     row.begin_ns = event.ts_ns;
@@ -372,6 +378,17 @@ void add_gpu_activities(TraceModel& model, GpuInput& gpu) {
   }
 }
 
+// Room for every row the capture can give each table, made once: growing the largest tables
+// by doubling would copy them and touch about twice their memory.
+void reserve_tables(TraceModel& model, const Capture& capture) {
+  const EventKindCounts kinds = event_kind_counts(capture);
+  const auto of_kind = [&](EventKind kind) { return kinds[static_cast<size_t>(kind)]; };
+  model.ranges.reserve(of_kind(EventKind::RangeBegin) + capture.host.completed.size() +
+                       capture.gpu.collected.api_calls.size());
+  model.instants.reserve(of_kind(EventKind::Instant));
+  model.counters.reserve(of_kind(EventKind::Counter));
+}
+
 }  // namespace
 
 TraceModel build_trace(Capture capture) {
@@ -388,11 +405,12 @@ TraceModel build_trace(Capture capture) {
 
   if (capture.arg_sets.empty()) capture.arg_sets.emplace_back();  // id 0, the empty set
   ArgSetTable arg_sets(std::move(capture.arg_sets));
+  reserve_tables(model, capture);
   std::sort(collected.threads.begin(), collected.threads.end(),
             [](const ThreadEvents& a, const ThreadEvents& b) { return a.index < b.index; });
   Builder builder(model, arg_sets, capture.other_threads);
   for (ThreadEvents& thread : collected.threads) {
-    builder.add_thread(thread);
+    builder.add_thread(capture, thread);
     std::vector<RawEvent>().swap(thread.events);  // release as we go: traces can be large
   }
   builder.pair_remaining();

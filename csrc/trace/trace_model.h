@@ -57,7 +57,28 @@ struct RangeRow {
 };
 
 // Struct of arrays: one column per RangeRow field, rows appended and reordered whole.
-struct RangeTable {
+// Row operations of a struct-of-arrays table. `Table` lists each column with its `Row` field
+// once, in `for_each_column(row, visit)`; rows are appended, reserved and reordered whole
+// through that one list, so no column can be left behind.
+template <typename Table, typename Row>
+struct ColumnTable {
+  size_t append(const Row& row) {
+    table().for_each_column(row, [](auto& column, const auto& value) { column.push_back(value); });
+    return table().size() - 1;
+  }
+  void reserve(size_t rows) {
+    table().for_each_column(Row{}, [&](auto& column, const auto&) { column.reserve(rows); });
+  }
+  // Rows in the order `order` lists them.
+  void reorder(const std::vector<size_t>& order) {
+    table().for_each_column(Row{}, [&](auto& column, const auto&) { perfprof::reorder(column, order); });
+  }
+
+ private:
+  Table& table() { return static_cast<Table&>(*this); }
+};
+
+struct RangeTable : ColumnTable<RangeTable, RangeRow> {
   std::vector<int64_t> begin_ns, end_ns;
   std::vector<StringId> name;
   std::vector<ArgSetId> args;
@@ -70,17 +91,7 @@ struct RangeTable {
   std::vector<RangeKind> kind;
 
   size_t size() const { return begin_ns.size(); }
-  size_t append(const RangeRow& row) {
-    for_each_column(row, [](auto& column, const auto& value) { column.push_back(value); });
-    return size() - 1;
-  }
-  // Rows in the order `order` lists them.
-  void reorder(const std::vector<size_t>& order) {
-    for_each_column(RangeRow{}, [&](auto& column, const auto&) { perfprof::reorder(column, order); });
-  }
 
- private:
-  // The one list pairing each column with its RangeRow field.
   template <typename Visit>
   void for_each_column(const RangeRow& row, Visit&& visit) {
     visit(begin_ns, row.begin_ns);
@@ -112,7 +123,7 @@ struct InstantRow {
   uint32_t track = 0;
 };
 
-struct InstantTable {
+struct InstantTable : ColumnTable<InstantTable, InstantRow> {
   std::vector<int64_t> ts_ns;
   std::vector<StringId> name;
   std::vector<RangeKind> kind;
@@ -120,12 +131,14 @@ struct InstantTable {
   std::vector<uint32_t> track;
 
   size_t size() const { return ts_ns.size(); }
-  void append(const InstantRow& row) {
-    ts_ns.push_back(row.ts_ns);
-    name.push_back(row.name);
-    kind.push_back(row.kind);
-    args.push_back(row.args);
-    track.push_back(row.track);
+
+  template <typename Visit>
+  void for_each_column(const InstantRow& row, Visit&& visit) {
+    visit(ts_ns, row.ts_ns);
+    visit(name, row.name);
+    visit(kind, row.kind);
+    visit(args, row.args);
+    visit(track, row.track);
   }
 };
 
@@ -136,18 +149,20 @@ struct CounterRow {
   uint32_t track = 0;
 };
 
-struct CounterTable {
+struct CounterTable : ColumnTable<CounterTable, CounterRow> {
   std::vector<int64_t> ts_ns;
   std::vector<StringId> name;
   std::vector<double> value;
   std::vector<uint32_t> track;
 
   size_t size() const { return ts_ns.size(); }
-  void append(const CounterRow& row) {
-    ts_ns.push_back(row.ts_ns);
-    name.push_back(row.name);
-    value.push_back(row.value);
-    track.push_back(row.track);
+
+  template <typename Visit>
+  void for_each_column(const CounterRow& row, Visit&& visit) {
+    visit(ts_ns, row.ts_ns);
+    visit(name, row.name);
+    visit(value, row.value);
+    visit(track, row.track);
   }
 };
 

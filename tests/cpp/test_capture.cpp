@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <filesystem>
 #include <string>
 #include <utility>
 #include <vector>
@@ -134,11 +135,12 @@ TEST(Capture, WhatIsReadBackIsWhatWasWritten) {
   EXPECT_EQ(bytes_of(reading.capture), bytes);
 
   const Capture& read = reading.capture;
-  ASSERT_EQ(read.host.threads.size(), 2u);
-  EXPECT_EQ(read.host.threads[0].name, "main");
-  EXPECT_EQ(read.host.threads[0].events.size(), 7u);
-  EXPECT_EQ(read.arg_sets.at(index_of(read.host.threads[0].events[1].args)), input_dims_arg("[[2, 3], [3, 4]]"));
-  const ArgSet& mark_args = read.arg_sets.at(index_of(read.host.threads[0].events[4].args));
+  const CollectedEvents host = loaded_host(read);
+  ASSERT_EQ(host.threads.size(), 2u);
+  EXPECT_EQ(host.threads[0].name, "main");
+  EXPECT_EQ(host.threads[0].events.size(), 7u);
+  EXPECT_EQ(read.arg_sets.at(index_of(host.threads[0].events[1].args)), input_dims_arg("[[2, 3], [3, 4]]"));
+  const ArgSet& mark_args = read.arg_sets.at(index_of(host.threads[0].events[4].args));
   ASSERT_NE(mark_args.find<StringId>(ArgKey::Domain), nullptr);
   EXPECT_EQ(read.strings.at(*mark_args.find<StringId>(ArgKey::Domain)), "capture");
   EXPECT_EQ(read.host.completed.at(0).forward_os_tid, kMainTid);
@@ -233,16 +235,21 @@ std::vector<size_t> chunk_offsets(const std::string& bytes) {
   return offsets;
 }
 
+// The offset of the first chunk of `kind` in `bytes` (fails the test if there is none).
+size_t first_chunk_of(const std::string& bytes, capture_format::ChunkKind kind) {
+  for (const size_t offset : chunk_offsets(bytes)) {
+    uint32_t found = 0;
+    std::memcpy(&found, bytes.data() + offset, sizeof(found));
+    if (found == static_cast<uint32_t>(kind)) return offset;
+  }
+  ADD_FAILURE() << "no chunk of kind " << static_cast<uint32_t>(kind);
+  return 0;
+}
+
 TEST(Capture, AKnownKeyWithAValueOfAnotherTypeIsRefused) {
   std::string bytes = capture_with_args(int_arg(ArgKey::Stream, 3));
   // The ArgSets chunk's payload: count, id, the set's size, then the argument: key, type, value.
-  size_t chunk = 0;
-  for (const size_t offset : chunk_offsets(bytes)) {
-    uint32_t kind = 0;
-    std::memcpy(&kind, bytes.data() + offset, sizeof(kind));
-    if (kind == static_cast<uint32_t>(capture_format::ChunkKind::ArgSets)) chunk = offset;
-  }
-  ASSERT_NE(chunk, 0u);
+  const size_t chunk = first_chunk_of(bytes, capture_format::ChunkKind::ArgSets);
   const size_t type = chunk + capture_format::kChunkHeaderBytes + 8 + 4 + 8 + 1;
   ASSERT_EQ(bytes[type], static_cast<char>(ArgType::Int));
   bytes[type] = static_cast<char>(ArgType::Text);
@@ -280,7 +287,7 @@ TEST(Capture, ACutCaptureIsReadUpToItsLastWholeThreadChunk) {
   EXPECT_FALSE(reading.complete);
   EXPECT_NE(reading.problem.find("no end"), std::string::npos) << reading.problem;
   ASSERT_EQ(reading.capture.host.threads.size(), 1u);
-  EXPECT_EQ(reading.capture.host.threads[0].events.size(), capture.host.threads[0].events.size());
+  EXPECT_EQ(loaded_host(reading.capture).threads[0].events.size(), capture.host.threads[0].events.size());
   // Without its window the capture keeps every event it holds.
   EXPECT_EQ(reading.capture.window.begin_ns, 1'000'000);
   EXPECT_EQ(reading.capture.window.end_ns, 8'000'000);
@@ -296,6 +303,17 @@ TEST(Capture, ACorruptChunkEndsTheReadingAtItAndSaysWhere) {
                                  " (kind 4) is corrupt: its checksum does not match");
   EXPECT_TRUE(reading.capture.host.threads.empty());
   EXPECT_EQ(reading.capture.process.name, sample_capture().process.name);
+}
+
+TEST(Capture, ACorruptEventRecordEndsTheReadingAtItsChunk) {
+  std::string bytes = bytes_of(sample_capture());
+  const size_t events_chunk = first_chunk_of(bytes, capture_format::ChunkKind::HostEvents);  // the main thread's
+  bytes[events_chunk + capture_format::kChunkHeaderBytes + 12 + 40] ^= 0x01;  // in its second record
+  const CaptureReading reading = read_capture(bytes);
+  EXPECT_FALSE(reading.complete);
+  EXPECT_EQ(reading.problem, "the chunk at byte " + std::to_string(events_chunk) +
+                                 " (kind 5) is corrupt: its checksum does not match");
+  EXPECT_EQ(host_event_count(reading.capture), 0u);
 }
 
 TEST(Capture, WhatIsNotACaptureOfThisVersionIsRefused) {
@@ -331,6 +349,56 @@ TEST(Capture, AFileSinkThatCannotWriteSaysWhy) {
   EXPECT_FALSE(sink.write("x"));
   EXPECT_NE(sink.error().find("/nonexistent-dir/capture.ppcap"), std::string::npos) << sink.error();
   EXPECT_FALSE(write_capture(sample_capture(), sink));
+}
+
+// A capture of one thread with `ranges` ranges, whose events span several blocks of stored events.
+Capture long_capture(int64_t ranges) {
+  std::vector<RawEvent> events;
+  for (int64_t k = 0; k < ranges; ++k) {
+    const auto id = static_cast<uint64_t>(k + 1);
+    events.push_back(begin_event(1'000 + 10 * k, id, "long_range", "user_annotation"));
+    events.push_back(end_event(1'005 + 10 * k, id));
+  }
+  CollectedEvents host;
+  host.threads.push_back(thread_events(0, kMainTid, "main", std::move(events)));
+  return capture_of_this_process(std::move(host), {}, {0, 1'000 + 10 * ranges});
+}
+
+TEST(Capture, AFileKeepsItsEventsUntilTheTraceIsBuilt) {
+  const TempDir dir;
+  const Capture capture = long_capture(int64_t{StoredEvents::kBlockEvents} + 7);  // 2 blocks and a bit
+  {
+    FileSink sink(dir.file("long.ppcap"));
+    ASSERT_TRUE(write_capture(capture, sink)) << sink.error();
+  }
+  CaptureReading reading = read_capture_file(dir.file("long.ppcap"));
+  ASSERT_TRUE(reading.complete) << reading.problem;
+  // Reading holds no event: they are read back from the file, a block at a time, when building.
+  ASSERT_EQ(reading.capture.host.threads.size(), 1u);
+  EXPECT_TRUE(reading.capture.host.threads[0].events.empty());
+  EXPECT_EQ(host_event_count(reading.capture), host_event_count(capture));
+  EXPECT_EQ(chrome_trace_of(std::move(reading.capture), dir.file("trace.json")),
+            chrome_trace_of(capture, dir.file("trace.json")));
+}
+
+TEST(Capture, StoredEventsGoneFromTheFileWhenBuildingAreCountedAsDropped) {
+  const TempDir dir;
+  const std::string path = dir.file("cut_later.ppcap");
+  const Capture capture = long_capture(1000);
+  {
+    FileSink sink(path);
+    ASSERT_TRUE(write_capture(capture, sink)) << sink.error();
+  }
+  CaptureReading reading = read_capture_file(path);
+  ASSERT_TRUE(reading.complete) << reading.problem;
+  // The file is cut after it was read: the last 500 events are no longer there.
+  const std::vector<size_t> chunks = chunk_offsets(test::read_file(path));
+  const size_t events_chunk = chunks.at(3);  // after Process, Strings and Thread
+  std::filesystem::resize_file(path, events_chunk + capture_format::kChunkHeaderBytes + 12 + 1500 * sizeof(RawEvent));
+  const TraceModel model = build_trace(std::move(reading.capture));
+  EXPECT_EQ(model.stats.dropped_events, 500u);
+  EXPECT_EQ(model.ranges.size(), 750u);  // the 1500 events still there: 750 ranges, each whole
+  EXPECT_EQ(model.stats.unfinished_ranges, 0u);
 }
 
 TEST(Capture, AFileIsReadAsItWasWritten) {
