@@ -6,7 +6,8 @@ namespace perfprof {
 
 AnalysedTrace::AnalysedTrace(TraceModel model)
     : model_(std::make_shared<const TraceModel>(std::move(model))),
-      tree_(std::make_shared<const OpTree>(build_op_tree(*model_))) {}
+      tree_(std::make_shared<const OpTree>(build_op_tree(*model_))),
+      gpu_metrics_(std::make_shared<const GpuMetrics>(perfprof::gpu_metrics(*model_))) {}
 
 const memory::MemoryProfile& AnalysedTrace::memory_profile() const {
   std::call_once(memory_->once, [&] { memory_->profile = memory::categorize(model_->memory.events); });

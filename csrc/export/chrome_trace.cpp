@@ -10,7 +10,6 @@
 
 #include "common/json_text.h"
 #include "export/output_file.h"
-#include "trace/occupancy.h"
 
 namespace perfprof {
 namespace {
@@ -79,17 +78,18 @@ std::string arg_members_json(const ArgSet& set, const TraceModel& model) {
 
 class ChromeTraceWriter {
  public:
-  ChromeTraceWriter(const TraceModel& model, const OpTree& tree, OutputFile& file)
-      : model_(model),
-        tree_(tree),
+  ChromeTraceWriter(const AnalysedTrace& trace, OutputFile& file)
+      : model_(trace.model()),
+        tree_(trace.tree()),
+        metrics_(trace.gpu_metrics()),
         file_(file),
-        quoted_(model.strings.size()),
-        arg_members_(model.arg_sets.size()),
-        python_ids_(number_python_frames(model)) {
+        quoted_(model_.strings.size()),
+        arg_members_(model_.arg_sets.size()),
+        python_ids_(number_python_frames(model_)) {
     text_.reserve(kFlushBytes + (64 << 10));
-    for (const ThreadTrack& thread : model.threads) {
+    for (const ThreadTrack& thread : model_.threads) {
       std::string ids = "\"pid\":";
-      append_int(ids, model.pid);
+      append_int(ids, model_.pid);
       ids += ",\"tid\":";
       append_int(ids, thread.os_tid);
       track_ids_.push_back(std::move(ids));
@@ -366,35 +366,30 @@ class ChromeTraceWriter {
         fmt::format_to(std::back_inserter(text_), ",\"External id\":{}", external);
       }
     }
-    write_gpu_details(a);
+    write_gpu_details(i);
     text_ += "}}";
   }
 
-  void write_gpu_details(const GpuActivity& a) {
+  void write_gpu_details(size_t i) {
+    const GpuActivity& a = model_.gpu.activities[i];
     auto out = std::back_inserter(text_);
     switch (a.kind) {
-      case GpuActivityKind::Kernel: {
+      case GpuActivityKind::Kernel:
         fmt::format_to(out, R"(,"registers per thread":{},"shared memory":{},"grid":[{},{},{}],"block":[{},{},{}])",
                        a.registers_per_thread, a.static_shared_memory + static_cast<int64_t>(a.dynamic_shared_memory),
                        a.grid[0], a.grid[1], a.grid[2], a.block[0], a.block[1], a.block[2]);
-        if (const GpuDevice* device = device_of(a.device); device && device->sm_count) {
-          const double blocks = double(a.grid[0]) * a.grid[1] * a.grid[2];
-          const double threads = double(a.block[0]) * a.block[1] * a.block[2];
-          const double warps = std::ceil(threads / std::max(device->warp_size, 1u));
-          fmt::format_to(out, R"(,"blocks per SM":{:.3f},"warps per SM":{:.3f})", blocks / device->sm_count,
-                         blocks * warps / device->sm_count);
-          if (const auto occupancy = theoretical_occupancy(a, *device)) {
-            fmt::format_to(out, R"(,"theoretical occupancy %":{:.2f})", *occupancy);
-          }
+        if (metrics_.blocks_per_sm[i]) {
+          fmt::format_to(out, R"(,"blocks per SM":{:.3f},"warps per SM":{:.3f})", *metrics_.blocks_per_sm[i],
+                         *metrics_.warps_per_sm[i]);
+        }
+        if (metrics_.occupancy_percent[i]) {
+          fmt::format_to(out, R"(,"theoretical occupancy %":{:.2f})", *metrics_.occupancy_percent[i]);
         }
         return;
-      }
-      case GpuActivityKind::Memcpy: {
-        const int64_t duration = std::max<int64_t>(a.end_ns - a.start_ns, 1);
+      case GpuActivityKind::Memcpy:
         fmt::format_to(out, R"json(,"bytes":{},"memory bandwidth (GB/s)":{:.3f})json", a.bytes,
-                       double(a.bytes) / double(duration));
+                       metrics_.bandwidth_gb_per_s[i].value_or(0.0));
         return;
-      }
       case GpuActivityKind::Memset: fmt::format_to(out, R"(,"bytes":{},"value":{})", a.bytes, a.value); return;
       case GpuActivityKind::MemoryAlloc:
       case GpuActivityKind::MemoryFree:
@@ -468,13 +463,6 @@ class ChromeTraceWriter {
     text_ += ']';
   }
 
-  const GpuDevice* device_of(uint32_t id) const {
-    for (const GpuDevice& device : model_.gpu.devices) {
-      if (device.id == id) return &device;
-    }
-    return nullptr;
-  }
-
   static const char* gpu_category(GpuActivityKind kind) {
     switch (kind) {
       case GpuActivityKind::Kernel: return "kernel";
@@ -510,6 +498,7 @@ class ChromeTraceWriter {
 
   const TraceModel& model_;
   const OpTree& tree_;
+  const GpuMetrics& metrics_;
   OutputFile& file_;
   std::string text_;
   std::vector<std::string> quoted_;
@@ -522,10 +511,9 @@ class ChromeTraceWriter {
 
 }  // namespace
 
-void write_chrome_trace(const TraceModel& model, const OpTree& tree, const std::string& path,
-                        const ChromeTraceOptions& options) {
+void write_chrome_trace(const AnalysedTrace& trace, const std::string& path, const ChromeTraceOptions& options) {
   OutputFile file(path, options.gzip_level);
-  ChromeTraceWriter(model, tree, file).write(path, options);
+  ChromeTraceWriter(trace, file).write(path, options);
   file.commit();
 }
 

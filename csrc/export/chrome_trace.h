@@ -5,8 +5,7 @@
 #include <utility>
 #include <vector>
 
-#include "analysis/op_tree.h"
-#include "trace/trace_model.h"
+#include "analysis/analysed_trace.h"
 
 namespace perfprof {
 
@@ -19,10 +18,9 @@ struct ChromeTraceOptions {
   int gzip_level = 1;
 };
 
-// Writes `model` to `path` (gzip-compressed when it ends in ".gz"). `tree` (from this model) links
-// each Python frame to its caller. Throws std::runtime_error naming the path on I/O errors; the
-// target is then left untouched.
-void write_chrome_trace(const TraceModel& model, const OpTree& tree, const std::string& path,
-                        const ChromeTraceOptions& options);
+// Writes `trace` to `path` (gzip-compressed when it ends in ".gz"): its model, Python frames
+// linked to their callers through its tree, GPU activities with their metrics. Throws
+// std::runtime_error naming the path on I/O errors; the target is then left untouched.
+void write_chrome_trace(const AnalysedTrace& trace, const std::string& path, const ChromeTraceOptions& options);
 
 }  // namespace perfprof

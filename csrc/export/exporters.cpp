@@ -8,7 +8,7 @@
 namespace perfprof {
 
 void ChromeTraceExporter::write(const AnalysedTrace& trace, const std::string& path) const {
-  write_chrome_trace(trace.model(), trace.tree(), path, options_);
+  write_chrome_trace(trace, path, options_);
 }
 
 void FoldedStacksExporter::write(const AnalysedTrace& trace, const std::string& path) const {

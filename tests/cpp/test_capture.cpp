@@ -122,8 +122,7 @@ std::string bytes_of(const Capture& capture) {
 
 // The Chrome trace built from `capture`, written to `path` (the trace names its own path).
 std::string chrome_trace_of(Capture capture, const std::string& path) {
-  const TraceModel model = build_trace(std::move(capture));
-  write_chrome_trace(model, build_op_tree(model), path, ChromeTraceOptions{});
+  write_chrome_trace(AnalysedTrace(build_trace(std::move(capture))), path, ChromeTraceOptions{});
   return test::read_file(path);
 }
 

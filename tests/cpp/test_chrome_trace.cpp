@@ -57,7 +57,7 @@ TraceModel sample_model() {
 }
 
 void write_trace(const TraceModel& model, const std::string& path, const ChromeTraceOptions& options) {
-  write_chrome_trace(model, build_op_tree(model), path, options);
+  write_chrome_trace(AnalysedTrace(model), path, options);
 }
 
 ChromeTraceOptions sample_options() {

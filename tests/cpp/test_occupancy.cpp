@@ -1,8 +1,9 @@
 // Theoretical occupancy against hand-worked cases on an H100-like SM (64 warps, 32 blocks,
-// 64K registers, 228 KiB shared memory).
+// 64K registers, 228 KiB shared memory), and the GPU metrics analysis derives once per trace.
 #include <gtest/gtest.h>
 
-#include "trace/occupancy.h"
+#include "analysis/gpu_metrics.h"
+#include "analysis/occupancy.h"
 
 namespace perfprof {
 namespace {
@@ -52,6 +53,44 @@ TEST(Occupancy, UnknownDeviceOrImpossibleLaunchGivesNothing) {
   EXPECT_FALSE(theoretical_occupancy(launch(256, 32, 0), GpuDevice{}).has_value());
   EXPECT_FALSE(theoretical_occupancy(launch(1024, 255, 0), sm90()).has_value()) << "too many registers per block";
   EXPECT_FALSE(theoretical_occupancy(launch(0, 32, 0), sm90()).has_value());
+}
+
+// Per activity: kernels on a device with known limits get blocks and warps per SM and
+// occupancy, copies their bandwidth, everything else nothing.
+TEST(GpuMetrics, DerivedOncePerActivityAsTheExportersShowThem) {
+  TraceModel model;
+  GpuDevice device = sm90();
+  device.id = 0;
+  device.sm_count = 132;
+  model.gpu.devices.push_back(device);
+  GpuActivity kernel = launch(256, 32, 0);
+  kernel.kind = GpuActivityKind::Kernel;
+  kernel.grid[0] = 264;
+  kernel.grid[1] = kernel.grid[2] = 1;
+  GpuActivity elsewhere = kernel;
+  elsewhere.device = 7;  // a device whose limits are unknown
+  GpuActivity copy;
+  copy.kind = GpuActivityKind::Memcpy;
+  copy.start_ns = 1'000;
+  copy.end_ns = 3'000;
+  copy.bytes = 5'000;
+  GpuActivity memset;
+  memset.kind = GpuActivityKind::Memset;
+  model.gpu.activities = {kernel, elsewhere, copy, memset};
+
+  const GpuMetrics metrics = gpu_metrics(model);
+  EXPECT_DOUBLE_EQ(metrics.blocks_per_sm[0].value(), 2.0);   // 264 blocks / 132 SMs
+  EXPECT_DOUBLE_EQ(metrics.warps_per_sm[0].value(), 16.0);   // 8 warps a block
+  EXPECT_DOUBLE_EQ(metrics.occupancy_percent[0].value(), 100.0);
+  EXPECT_FALSE(metrics.bandwidth_gb_per_s[0].has_value());
+  EXPECT_FALSE(metrics.blocks_per_sm[1].has_value());
+  EXPECT_FALSE(metrics.occupancy_percent[1].has_value());
+  EXPECT_DOUBLE_EQ(metrics.bandwidth_gb_per_s[2].value(), 2.5);  // 5000 bytes in 2000 ns
+  EXPECT_FALSE(metrics.occupancy_percent[2].has_value());
+  for (const auto* column : {&metrics.blocks_per_sm, &metrics.warps_per_sm, &metrics.occupancy_percent,
+                             &metrics.bandwidth_gb_per_s}) {
+    EXPECT_FALSE((*column)[3].has_value());
+  }
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-#include "trace/occupancy.h"
+#include "analysis/occupancy.h"
 
 #include <algorithm>
 #include <cstdint>
