@@ -118,7 +118,8 @@ bool append_recorded(CaptureStream& stream) {
   return stream.ok();
 }
 
-// A Trace built from a capture file, whether it was complete, and why reading stopped if not.
+// A Trace built from a capture file, whether it was complete, why reading stopped if not, and
+// the run metadata it holds.
 py::tuple read_capture_trace(const std::string& path, bool flops) {
   CaptureReading reading;
   try {
@@ -131,11 +132,15 @@ py::tuple read_capture_trace(const std::string& path, bool flops) {
   }
   const bool complete = reading.complete;
   std::string problem = std::move(reading.problem);
+  py::list metadata;
+  for (const RunMetadata& entry : reading.capture.metadata) {
+    metadata.append(py::make_tuple(entry.key, entry.json, entry.from_user));
+  }
   Trace trace = [&] {
     py::gil_scoped_release release;
     return trace_of(std::move(reading.capture), flops);
   }();
-  return py::make_tuple(std::move(trace), complete, std::move(problem));
+  return py::make_tuple(std::move(trace), complete, std::move(problem), std::move(metadata));
 }
 
 py::list key_average_rows(const Trace& trace, bool group_by_input_shape, int group_by_stack_n, bool python_functions) {
@@ -378,6 +383,14 @@ PYBIND11_MODULE(_core, m) {
       .def("append_recorded", &append_recorded,
            "Move everything the recorder holds into the file. Returns False, moving nothing, once\n"
            "the file cannot be written (error says why).")
+      .def("add_metadata",
+           [](CaptureStream& stream, std::string key, std::string json, bool from_user) {
+             py::gil_scoped_release release;
+             stream.add_metadata({std::move(key), std::move(json), from_user});
+           },
+           py::arg("key"), py::arg("json"), py::arg("from_user"),
+           "Append run metadata: a JSON value's text under key, added by the user (add_metadata)\n"
+           "or by perfprof (its configuration). Written at once.")
       .def("start_flushing", &CaptureStream::start_flushing, py::arg("cap_bytes"),
            "Append what the recorder holds whenever its buffers hold more than half of cap_bytes\n"
            "(from a thread of the stream's), until the capture is finished.")
@@ -392,8 +405,9 @@ PYBIND11_MODULE(_core, m) {
         "FLOPs if asked. With a stream, the trace is built from what its file holds and what is\n"
         "left in memory, and the file is ended.");
   m.def("read_capture", &read_capture_trace, py::arg("path"), py::arg("flops") = false,
-        "Build a Trace from a capture file: returns (trace, complete, problem). complete is False\n"
-        "for a capture cut short (the process stopped while recording), problem says where.\n"
+        "Build a Trace from a capture file: returns (trace, complete, problem, metadata). complete\n"
+        "is False for a capture cut short (the process stopped while recording), problem says\n"
+        "where; metadata lists the run metadata it holds as (key, json, from_user) tuples.\n"
         "Raises ValueError when the file is not a capture this perfprof reads, OSError when it\n"
         "cannot be read.");
   m.def("cupti_load", [](const std::string& explicit_path, const std::vector<std::string>& candidates,

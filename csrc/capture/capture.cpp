@@ -50,6 +50,7 @@ void append_capture(Capture& into, Capture more) {
   merge_by_id(into.strings, more.strings);
   merge_by_id(into.arg_sets, more.arg_sets);
   append(into.other_threads, more.other_threads);
+  append(into.metadata, more.metadata);
   CollectedEvents& host = into.host;
   append_threads(host.threads, more.host.threads);
   append(host.completed, more.host.completed);

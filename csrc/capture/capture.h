@@ -33,6 +33,16 @@ struct ThreadName {
   std::string name;
 };
 
+// A description of the run the session belongs to, as a JSON value under a key: the profiler's
+// own (its configuration, the distributed rank), or metadata the user added (add_metadata). It
+// is written when recording begins, so a capture whose process was killed still says how its
+// run was configured.
+struct RunMetadata {
+  std::string key;
+  std::string json;        // a JSON value's text, as the caller gave it
+  bool from_user = false;  // add_metadata / add_metadata_json, else perfprof's own
+};
+
 struct Capture {
   ProcessInfo process;
   std::vector<std::string> strings;  // indexed by StringId; ids the capture does not use are ""
@@ -44,6 +54,7 @@ struct Capture {
   StoredEvents stored;
   GpuInput gpu;
   CollectionWindow window;
+  std::vector<RunMetadata> metadata;  // in the order added: a key added again replaces it
 };
 
 // Calls `visit(events, count)` for the events of `thread` in recording order, a block at a time

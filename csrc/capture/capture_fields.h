@@ -28,6 +28,13 @@ void fields(Io& io, CollectionWindow& w) {
 }
 
 template <typename Io>
+void fields(Io& io, RunMetadata& m) {
+  io(m.key);
+  io(m.json);
+  io(m.from_user);
+}
+
+template <typename Io>
 void fields(Io& io, ThreadName& t) {
   io(t.os_tid);
   io(t.name);

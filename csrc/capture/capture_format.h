@@ -39,6 +39,7 @@ enum class ChunkKind : uint32_t {
   GpuStatus = 16,         // GPU collection ran; records CUPTI dropped (counts add up)
   End = 17,               // the capture is complete
   ArgSets = 18,           // (id, argument set) pairs: the typed args the events use
+  Metadata = 19,          // run metadata (key, JSON text, added by the user or not); repeated chunks append
 };
 
 }  // namespace perfprof::capture_format

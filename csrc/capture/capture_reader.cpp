@@ -70,6 +70,7 @@ class CaptureAssembler {
       case ChunkKind::ObservedTensors: append(capture_.host.observed_tensors, in); break;
       case ChunkKind::Losses: add_losses(in); break;
       case ChunkKind::OtherThreads: append(capture_.other_threads, in); break;
+      case ChunkKind::Metadata: append(capture_.metadata, in); break;
       case ChunkKind::GpuActivities: append(capture_.gpu.collected.activities, in); break;
       case ChunkKind::ApiCalls: append(capture_.gpu.collected.api_calls, in); break;
       case ChunkKind::ExternalIds: add_external_ids(in); break;

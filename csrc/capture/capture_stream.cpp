@@ -91,6 +91,11 @@ void CaptureStream::append(const CollectedEvents& host) {
   append_locked(host, GpuInput{});
 }
 
+void CaptureStream::add_metadata(const RunMetadata& entry) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!ended_) writer_.metadata({entry});
+}
+
 void CaptureStream::append_locked(const CollectedEvents& host, const GpuInput& gpu) {
   const Vocabulary used = vocabulary_used_by(host, gpu);
   writer_.strings(used.strings);
@@ -145,6 +150,7 @@ void CaptureStream::finish(const GpuInput& gpu, const CollectionWindow& window) 
   writer_.gpu(gpu);
   writer_.window(window);
   writer_.end();
+  ended_ = true;
 }
 
 Capture complete_capture(CaptureStream& stream, CollectedEvents rest, GpuInput gpu, const CollectionWindow& window) {

@@ -31,6 +31,9 @@ class CaptureStream {
   void append_recorded();
   // Appends `host` (the strings it uses, then its events).
   void append(const CollectedEvents& host);
+  // Appends run metadata (written at once: a killed process keeps what was added); nothing once
+  // the capture is ended.
+  void add_metadata(const RunMetadata& entry);
   // From now on a thread of the stream's appends what the recorder holds whenever its thread
   // buffers hold more than half of `cap_bytes` (the other half: the copy being written).
   void start_flushing(uint64_t cap_bytes);
@@ -55,6 +58,7 @@ class CaptureStream {
   std::unordered_set<int64_t> named_threads_;
   uint64_t events_appended_ = 0;
   uint64_t cap_flushes_ = 0;
+  bool ended_ = false;
   // The flushing thread and what it waits on.
   struct Flusher {
     std::mutex mutex;  // held by the thread whenever it is not waiting

@@ -159,6 +159,10 @@ void CaptureWriter::window(const CollectionWindow& window) {
   chunk(ChunkKind::Window, [&](ByteWriter& w) { w(window); });
 }
 
+void CaptureWriter::metadata(const std::vector<RunMetadata>& entries) {
+  if (!entries.empty()) chunk(ChunkKind::Metadata, [&](ByteWriter& w) { w(entries); });
+}
+
 void CaptureWriter::end() {
   chunk(ChunkKind::End, [](ByteWriter&) {});
 }
@@ -166,6 +170,7 @@ void CaptureWriter::end() {
 bool write_capture(const Capture& capture, Sink& sink) {
   CaptureWriter out(sink);
   out.process(capture.process);
+  out.metadata(capture.metadata);
   out.strings(capture.strings);
   out.arg_sets(capture.arg_sets);
   out.other_threads(capture.other_threads);

@@ -29,6 +29,7 @@ class CaptureWriter {
   void other_threads(const std::vector<ThreadName>& threads);
   void gpu(const GpuInput& gpu);
   void window(const CollectionWindow& window);
+  void metadata(const std::vector<RunMetadata>& entries);
   void end();
 
   bool ok() const { return ok_; }

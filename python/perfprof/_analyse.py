@@ -14,7 +14,7 @@ import json
 import multiprocessing
 import os
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Iterable, List, Optional
+from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
 from . import _core
 from .trace_handler import CAPTURE_FILE, INFO_FILE, METADATA_FILE, RUN_DIR_SUFFIX, trace_file_name, write_json, \
@@ -54,8 +54,9 @@ def analyse(
         max_process_number: run directories analysed at once, each in its own process (default:
             the number of CPUs, at most the number of directories).
         data_simplification: remove each capture once its outputs are written (True) or keep it
-            (False). Default: as the run was configured (``ExperimentalConfig.data_simplification``);
-            kept when the run left no configuration (its process was killed).
+            (False). Default: as the run was configured (``ExperimentalConfig.data_simplification``),
+            read from the capture when the process was killed before writing its run directory's
+            JSON files; kept when neither says (a capture of an older perfprof).
         on_result: called with each directory's result as it completes (progress reporting).
 
     Returns one :class:`AnalyseResult` per run directory; a directory that fails does not stop
@@ -119,9 +120,14 @@ def analyse_run_dir(run_dir: str, data_simplification: Optional[bool] = None) ->
 def _analyse(run_dir: str, data_simplification: Optional[bool]) -> AnalyseResult:
     capture_path = os.path.join(run_dir, CAPTURE_FILE)
     info = _read_json(os.path.join(run_dir, INFO_FILE))
-    metadata = _read_json(os.path.join(run_dir, METADATA_FILE)).get("metadata", {})
-    flops = bool(info.get("config", {}).get("with_flops", False))
-    trace, complete, problem = _core.read_capture(capture_path, flops)
+    metadata = _read_json(os.path.join(run_dir, METADATA_FILE)).get("metadata")
+    trace, complete, problem, run_metadata = _core.read_capture(capture_path, _with_flops(info))
+    if "config" not in info or metadata is None:  # the process did not stop: the capture says how it ran
+        described = _RunDescription(run_metadata)
+        info = {**described.info, **info}
+        metadata = described.user_metadata if metadata is None else metadata
+        if _with_flops(info):
+            trace, complete, problem, _ = _core.read_capture(capture_path, True)
     warning = "" if complete else f"{problem}; {_last_complete_step(trace)}"
     worker_name = info.get("worker_name") or _worker_name_of(run_dir)
     trace_file = trace_file_name(run_dir, worker_name)
@@ -142,6 +148,32 @@ def _analyse(run_dir: str, data_simplification: Optional[bool]) -> AnalyseResult
         os.remove(capture_path)
     written = os.path.join(run_dir, "PERFPROF_OUTPUT", trace_file)
     return AnalyseResult(run_dir, True, f"wrote {written}", warning, written)
+
+
+def _with_flops(info: Dict[str, Any]) -> bool:
+    return bool(info.get("config", {}).get("with_flops", False))
+
+
+class _RunDescription:
+    """What a capture says of its run (written when recording began): perfprof's entries as the
+    run directory's profiler_info.json fields (config, rank, world_size, backend), the user's as
+    metadata. An entry added again replaces the earlier one."""
+
+    def __init__(self, run_metadata: List[Tuple[str, str, bool]]) -> None:
+        own: Dict[str, Any] = {}
+        self.user_metadata: Dict[str, Any] = {}
+        for key, text, from_user in run_metadata:
+            try:
+                value = json.loads(text)
+            except ValueError:
+                continue  # not JSON (perfprof writes JSON only): left out rather than failing the run
+            (self.user_metadata if from_user else own)[key] = value
+        self.info: Dict[str, Any] = {}
+        if isinstance(own.get("config"), dict):
+            self.info["config"] = own["config"]
+        if isinstance(own.get("distributed"), dict):
+            self.info.update({key: own["distributed"][key] for key in ("rank", "world_size", "backend")
+                              if key in own["distributed"]})
 
 
 def _read_json(path: str) -> Dict[str, Any]:

@@ -294,6 +294,9 @@ class CaptureStream(metaclass=_pybind11_type):
     def append_recorded(self) -> bool:
         """Move everything the recorder holds into the file; False, moving nothing, once it cannot be written."""
 
+    def add_metadata(self, key: str, json: str, from_user: bool) -> None:
+        """Append run metadata (a JSON value's text under key), written at once."""
+
     def start_flushing(self, cap_bytes: int) -> None:
         """Append whenever the recorder's buffers hold more than half of cap_bytes."""
 
@@ -313,8 +316,8 @@ def collect(
 ) -> Trace:
     """Move everything recorded so far (and GPU activity) into a Trace; with a stream, end its file."""
 
-def read_capture(path: str, flops: bool = False) -> tuple[Trace, bool, str]:
-    """Build a Trace from a capture file: (trace, complete, problem)."""
+def read_capture(path: str, flops: bool = False) -> tuple[Trace, bool, str, list[tuple[str, str, bool]]]:
+    """Build a Trace from a capture file: (trace, complete, problem, [(key, json, from_user)])."""
 
 # -- GPU collection (CUPTI) -------------------------------------------------------------------------
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Any, Callable, List, Optional
+from typing import Any, Callable, List, Optional, Sequence, Tuple
 
 from . import _core
 from ._collectors import Collection, Collector, collectors_for
@@ -52,18 +52,29 @@ class Session:
             _core.set_channels(_core.channels() | collector.channels)
             _guarded(collector, "start", collector.start)
 
-    def begin_window(self, capture_path: Optional[str] = None) -> None:
+    def begin_window(self, capture_path: Optional[str] = None,
+                     run_metadata: Sequence[Tuple[str, str, bool]] = ()) -> None:
         """Keep what is collected from now on (the end of warm-up). With `capture_path` the
-        session's capture is written there while it records (see ``flush``); without, the
-        session is held in memory until it stops."""
+        session's capture is written there while it records (see ``flush``), beginning with
+        `run_metadata` ((key, JSON text, added by the user) entries: how the run is configured,
+        kept even if the process is killed); without, the session is held in memory until it
+        stops."""
         self._collection.window_begin_ns = _core.now_ns()
         self.window_open = True
         for collector in self._collectors:
             _guarded(collector, "window begin", collector.window_begin)
         if capture_path is not None:
             self._stream = _core.CaptureStream(capture_path)
+            for key, text, from_user in run_metadata:
+                self._stream.add_metadata(key, text, from_user)
             self._stream.start_flushing(self.options.experimental_config.capture_buffer_mb << 20)
             self._check_stream()
+
+    def add_run_metadata(self, key: str, text: str, from_user: bool) -> None:
+        """Write run metadata added while the session records into its capture (nothing without
+        one, or once it has stopped: the run directory's JSON files then carry it)."""
+        if self._stream is not None and self._stream.ok:
+            self._stream.add_metadata(key, text, from_user)
 
     def flush(self) -> None:
         """Move what was recorded so far into the capture file (each step, while the window is

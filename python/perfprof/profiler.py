@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 import os
 import threading
-from typing import Any, Callable, Dict, Iterable, List, Optional
+from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
 from . import _core, memory, summary, torch_capture
 from ._logging import logger, warn_once
@@ -114,12 +114,31 @@ class _KinetoProfile:
     def start_trace(self) -> None:
         """Start keeping what is recorded (the end of warm-up)."""
         self.prepare_trace()
-        self._session.begin_window(None if self._session.window_open else self._capture_path())
+        if self._session.window_open:
+            self._session.begin_window()
+        else:
+            self._session.begin_window(self._capture_path(), self._run_metadata())
 
     def _capture_path(self) -> Optional[str]:
         """Where the collection that begins writes its capture while it records; None: held in
         memory until stop."""
         return None
+
+    def _run_metadata(self) -> List[Tuple[str, str, bool]]:
+        """How the run is described in its capture, as (key, JSON text, added by the user):
+        perfprof's configuration and distributed rank, then the metadata added so far."""
+        dist = distributed_info()
+        own = {"config": self._config_description(),
+               "distributed": {"rank": dist.rank, "world_size": dist.world_size, "backend": dist.backend}}
+        return ([(key, json.dumps(value), False) for key, value in own.items()] +
+                [(key, text, True) for key, text in self._metadata.items()])
+
+    def _config_description(self) -> Dict[str, Any]:
+        """The profiler's options, with its schedule after the activities."""
+        options = self._options.to_dict()
+        schedule = getattr(self, "schedule", None)
+        return {"activities": options.pop("activities"),
+                "schedule": repr(schedule) if getattr(self, "record_steps", False) else None, **options}
 
     def stop_trace(self) -> None:
         """Stop collection and build the trace of what was kept."""
@@ -230,7 +249,7 @@ class _KinetoProfile:
         _check_metadata_key("add_metadata", key)
         if not isinstance(value, str):
             raise TypeError(f"add_metadata: value for '{key}' must be str, got {type(value).__name__}")
-        self._metadata[key] = json.dumps(value)
+        self._set_metadata(key, json.dumps(value))
 
     def add_metadata_json(self, key: str, value: str) -> None:
         """Record a JSON value, given as JSON text, under `key`."""
@@ -241,7 +260,12 @@ class _KinetoProfile:
             parsed = json.loads(value, parse_constant=_reject_non_json_constant)
         except ValueError as error:
             raise ValueError(f"add_metadata_json: value for '{key}' is not valid JSON: {error}") from None
-        self._metadata[key] = json.dumps(parsed)
+        self._set_metadata(key, json.dumps(parsed))
+
+    def _set_metadata(self, key: str, text: str) -> None:
+        self._metadata[key] = text
+        if self._session is not None:
+            self._session.add_run_metadata(key, text, from_user=True)
 
     @property
     def metadata(self) -> Dict[str, Any]:

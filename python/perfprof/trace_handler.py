@@ -178,7 +178,7 @@ class _RunDirectoryJob:
             "backend": self.dist.backend,
             "pid": os.getpid(),
             "versions": versions(),
-            "config": _profiler_config(prof),
+            "config": prof._config_description(),
             "window": {
                 "begin_unix_ns": prof.trace.window_begin_ns + prof.trace.unix_offset_ns,
                 "end_unix_ns": prof.trace.window_end_ns + prof.trace.unix_offset_ns,
@@ -204,14 +204,6 @@ class _RunDirectoryJob:
         write_json(os.path.join(self.run_dir, INFO_FILE), self.info)
         if self.remove_capture and os.path.exists(self.capture_path):
             os.remove(self.capture_path)
-
-
-def _profiler_config(prof: Any) -> Dict[str, Any]:
-    """The profiler's options, with its schedule after the activities."""
-    options = prof._options.to_dict()
-    schedule = getattr(prof, "schedule", None)
-    return {"activities": options.pop("activities"),
-            "schedule": repr(schedule) if getattr(prof, "record_steps", False) else None, **options}
 
 
 def write_json(path: str, value: Dict[str, Any]) -> None:

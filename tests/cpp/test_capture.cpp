@@ -111,6 +111,7 @@ Capture sample_capture() {
 
   Capture capture = capture_of_this_process(std::move(host), std::move(gpu), {900'000, 9'000'000});
   capture.other_threads.push_back({kAutogradTid, "pt_autograd_0"});
+  capture.metadata = {{"config", R"({"with_flops": true})", false}, {"phase", R"("steady \"x\"")", true}};
   return capture;
 }
 
@@ -142,6 +143,11 @@ TEST(Capture, WhatIsReadBackIsWhatWasWritten) {
   const ArgSet& mark_args = read.arg_sets.at(index_of(host.threads[0].events[4].args));
   ASSERT_NE(mark_args.find<StringId>(ArgKey::Domain), nullptr);
   EXPECT_EQ(read.strings.at(*mark_args.find<StringId>(ArgKey::Domain)), "capture");
+  ASSERT_EQ(read.metadata.size(), 2u);
+  EXPECT_EQ(read.metadata[0].key, "config");
+  EXPECT_FALSE(read.metadata[0].from_user);
+  EXPECT_EQ(read.metadata[1].json, R"("steady \"x\"")");
+  EXPECT_TRUE(read.metadata[1].from_user);
   EXPECT_EQ(read.host.completed.at(0).forward_os_tid, kMainTid);
   EXPECT_TRUE(read.host.completed.at(0).imported);
   EXPECT_EQ(read.host.memory.nodes.at(0).allocations, (std::vector<uint32_t>{0, 1}));
@@ -279,9 +285,12 @@ TEST(Capture, ACutCaptureKeepsEveryWholeChunkBeforeTheCut) {
 TEST(Capture, ACutCaptureIsReadUpToItsLastWholeThreadChunk) {
   const Capture capture = sample_capture();
   const std::string bytes = bytes_of(capture);
-  // Up to the first thread's events: the Process, Strings, ArgSets, OtherThreads, Thread,
-  // HostEvents chunks.
-  const size_t cut = chunk_offsets(bytes).at(6);
+  // Up to the end of the first thread's events (its HostEvents chunk) and nothing after.
+  const std::vector<size_t> offsets = chunk_offsets(bytes);
+  const auto events = std::find(offsets.begin(), offsets.end(),
+                                first_chunk_of(bytes, capture_format::ChunkKind::HostEvents));
+  ASSERT_LT(events + 1, offsets.end());
+  const size_t cut = *(events + 1);
   const CaptureReading reading = read_capture(std::string_view(bytes).substr(0, cut));
   EXPECT_FALSE(reading.complete);
   EXPECT_NE(reading.problem.find("no end"), std::string::npos) << reading.problem;
@@ -294,7 +303,7 @@ TEST(Capture, ACutCaptureIsReadUpToItsLastWholeThreadChunk) {
 
 TEST(Capture, ACorruptChunkEndsTheReadingAtItAndSaysWhere) {
   std::string bytes = bytes_of(sample_capture());
-  const size_t thread_chunk = chunk_offsets(bytes).at(4);
+  const size_t thread_chunk = first_chunk_of(bytes, capture_format::ChunkKind::Thread);
   bytes[thread_chunk + capture_format::kChunkHeaderBytes] ^= 0x40;  // a bit of its payload flips
   const CaptureReading reading = read_capture(bytes);
   EXPECT_FALSE(reading.complete);

@@ -86,7 +86,7 @@ def test_the_example_analysed_offline_gives_the_bytes_it_wrote(tmp_path):
     assert_same_outputs(outputs(run_dir), in_process)
     # The memory timeline too, from the capture, as the example wrote it in the process.
     in_process_plot = (run_dir / "memory_timeline.html").read_bytes()
-    trace, complete, problem = _core.read_capture(str(run_dir / CAPTURE_FILE))
+    trace, complete, problem, _ = _core.read_capture(str(run_dir / CAPTURE_FILE))
     assert complete and problem == ""
     memory.export_timeline(trace, str(run_dir / "memory_timeline.html"), None)
     assert (run_dir / "memory_timeline.html").read_bytes() == in_process_plot
@@ -122,8 +122,13 @@ KILLED = """
 import os, sys, time
 import perfprof
 handler = perfprof.tensorboard_trace_handler(sys.argv[1], worker_name="killed", analyse_flag=False)
-with perfprof.profile(schedule=perfprof.schedule(wait=0, warmup=0, active=8, repeat=1), on_trace_ready=handler) as prof:
+config = perfprof.ExperimentalConfig(data_simplification=False)
+with perfprof.profile(schedule=perfprof.schedule(wait=0, warmup=0, active=8, repeat=1), on_trace_ready=handler,
+                      experimental_config=config) as prof:
+    prof.add_metadata_json("run", '{"lr": 0.5}')
     for step in range(8):
+        if step == 2:
+            prof.add_metadata("phase", "steady")
         with perfprof.record_function(f"work {step}"):
             pass
         if step == 3:  # inside the 4th step
@@ -135,7 +140,7 @@ with perfprof.profile(schedule=perfprof.schedule(wait=0, warmup=0, active=8, rep
 
 def test_a_run_killed_during_step_4_is_analysed_up_to_step_3(tmp_path):
     child = subprocess.Popen([sys.executable, "-c", KILLED, str(tmp_path)], stdout=subprocess.PIPE, text=True,
-                             env=child_env())
+                             env={**child_env(), "RANK": "3", "WORLD_SIZE": "4"})
     try:
         assert child.stdout.readline() == "step 4\n"
         child.send_signal(signal.SIGKILL)
@@ -152,7 +157,13 @@ def test_a_run_killed_during_step_4_is_analysed_up_to_step_3(tmp_path):
     # What the 4th step recorded before the kill was still in memory (a step reaches the file as it ends).
     assert sorted(e["name"] for e in trace["traceEvents"] if e.get("name", "").startswith("work ")) == \
         ["work 0", "work 1", "work 2"]
-    assert (run_dir / CAPTURE_FILE).is_file()  # a run without configuration keeps its capture
+    # How the run was configured, and the metadata added before and during it, came from the
+    # capture: the process wrote no run directory files.
+    assert trace["run"] == {"lr": 0.5} and trace["phase"] == "steady"
+    assert trace["distributedInfo"]["rank"] == 3 and trace["distributedInfo"]["world_size"] == 4
+    info = json.loads((run_dir / "profiler_info.json").read_text())
+    assert info["rank"] == 3 and info["config"]["experimental_config"]["data_simplification"] is False
+    assert (run_dir / CAPTURE_FILE).is_file()  # kept, as the run was configured
 
 
 def test_a_bad_directory_is_named_and_the_others_are_analysed(tmp_path):

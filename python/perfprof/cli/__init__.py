@@ -26,7 +26,7 @@ def main() -> None:
               help="Run directories analysed at once, each in its own process [default: CPUs].")
 @click.option("--data-simplification/--keep-capture", default=None,
               help="Remove each capture once its outputs are written, or keep it "
-                   "[default: as the run was configured; kept for a run that left no configuration].")
+                   "[default: as the run was configured, which the capture records; kept when nothing says].")
 def analyse(paths: List[str], max_process_number: Optional[int], data_simplification: Optional[bool]) -> None:
     """Write the traces and tables of the run directories at or under PATHS from their captures.
 
