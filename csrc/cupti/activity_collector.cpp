@@ -186,9 +186,7 @@ void ActivityCollector::flush(const CuptiApi& api) {
   // No lock of ours is held here: the flush calls on_buffer_completed.
   api.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   size_t dropped = 0;
-  if (api.ActivityGetNumDroppedRecords(nullptr, 0, &dropped) != CUPTI_SUCCESS || dropped == 0) return;
-  std::lock_guard<std::mutex> lock(collected_mutex_);
-  collected_.dropped_records += dropped;
+  if (api.ActivityGetNumDroppedRecords(nullptr, 0, &dropped) == CUPTI_SUCCESS) count_dropped(dropped);
 }
 
 void ActivityCollector::disable_all(const CuptiApi& api) {
@@ -235,7 +233,9 @@ void ActivityCollector::on_buffer_completed(CUcontext /*context*/, uint32_t /*st
   try {
     self.decode_buffer(buffer, valid_size);
   } catch (...) {
-    // out of memory while decoding: what was decoded stays, the rest of the buffer is lost
+    // Out of memory while decoding: none of the buffer's records was kept (decode_buffer adds
+    // them whole or not at all), so all are counted as dropped, never lost silently.
+    self.count_dropped(self.records_in(buffer, valid_size));
   }
   self.pool_->release(buffer);
 }
@@ -260,13 +260,30 @@ void ActivityCollector::decode_buffer(uint8_t* buffer, size_t valid_size) {
   }
   std::lock_guard<std::mutex> lock(collected_mutex_);
   GpuCollected& c = collected_;
-  c.activities.insert(c.activities.end(), decoded.activities.begin(), decoded.activities.end());
-  c.api_calls.insert(c.api_calls.end(), decoded.api_calls.begin(), decoded.api_calls.end());
+  // What may allocate comes first: if it fails, no record of the buffer has been added and the
+  // caller counts them all as dropped (links and devices added by then are harmless).
   c.external_ids.insert(decoded.external_ids.begin(), decoded.external_ids.end());
   for (GpuDevice& device : decoded.devices) {
     auto same = [&](const GpuDevice& known) { return known.id == device.id; };
     if (std::none_of(c.devices.begin(), c.devices.end(), same)) c.devices.push_back(std::move(device));
   }
+  c.activities.reserve(c.activities.size() + decoded.activities.size());
+  c.api_calls.reserve(c.api_calls.size() + decoded.api_calls.size());
+  c.activities.insert(c.activities.end(), decoded.activities.begin(), decoded.activities.end());
+  c.api_calls.insert(c.api_calls.end(), decoded.api_calls.begin(), decoded.api_calls.end());
+}
+
+size_t ActivityCollector::records_in(uint8_t* buffer, size_t valid_size) noexcept {
+  const CuptiApi& api = CuptiLibrary::instance().api();
+  size_t records = 0;
+  CUpti_Activity* record = nullptr;
+  while (api.ActivityGetNextRecord(buffer, valid_size, &record) == CUPTI_SUCCESS) ++records;
+  return records;
+}
+
+void ActivityCollector::count_dropped(size_t records) noexcept {
+  std::lock_guard<std::mutex> lock(collected_mutex_);
+  collected_.dropped_records += records;
 }
 
 void ActivityCollector::push(uint64_t range_id) noexcept {

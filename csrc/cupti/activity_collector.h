@@ -70,7 +70,10 @@ class ActivityCollector {
   static void CUPTIAPI on_buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records);
   static void CUPTIAPI on_buffer_completed(CUcontext context, uint32_t stream, uint8_t* buffer,
                                            size_t size, size_t valid_size);
+  // Adds the buffer's records to what was collected, all of them or (out of memory) none.
   void decode_buffer(uint8_t* buffer, size_t valid_size);
+  static size_t records_in(uint8_t* buffer, size_t valid_size) noexcept;
+  void count_dropped(size_t records) noexcept;
   void flush(const CuptiApi& api);
   std::string register_once(const CuptiApi& api);
   void align_clock(const CuptiApi& api);

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <new>
 #include <random>
 #include <string>
 #include <thread>
@@ -15,6 +17,18 @@
 #include "cupti/cupti_library.h"
 #include "record/recorder.h"
 
+// Out of memory on demand: while set on a thread, every allocation of this test binary on that
+// thread fails (perfprof's core is linked in statically, so its allocations come here).
+thread_local bool t_out_of_memory = false;
+
+void* operator new(std::size_t size) {
+  void* memory = t_out_of_memory ? nullptr : std::malloc(size == 0 ? 1 : size);
+  if (memory == nullptr) throw std::bad_alloc();
+  return memory;
+}
+void operator delete(void* memory) noexcept { std::free(memory); }
+void operator delete(void* memory, std::size_t) noexcept { std::free(memory); }
+
 namespace perfprof {
 namespace {
 
@@ -22,6 +36,7 @@ namespace {
 struct FakeCupti {
   void (*reset)();
   void (*drop_next)(uint32_t);
+  void (*set_completion_hooks)(void (*)(), void (*)());
   uint32_t (*launch_kernel)(const char*, uint32_t, uint32_t, uint32_t, uint64_t, uint32_t, uint32_t,
                             uint16_t, int32_t, uint32_t);
 
@@ -31,6 +46,8 @@ struct FakeCupti {
       FakeCupti f{};
       f.reset = reinterpret_cast<void (*)()>(dlsym(handle, "fake_cupti_reset"));
       f.drop_next = reinterpret_cast<void (*)(uint32_t)>(dlsym(handle, "fake_cupti_drop_next"));
+      f.set_completion_hooks =
+          reinterpret_cast<decltype(f.set_completion_hooks)>(dlsym(handle, "fake_cupti_set_completion_hooks"));
       f.launch_kernel = reinterpret_cast<decltype(f.launch_kernel)>(dlsym(handle, "fake_cupti_launch_kernel"));
       return f;
     }();
@@ -107,6 +124,18 @@ TEST_F(CuptiCollector, AnExhaustedBufferPoolDropsAndCountsRecords) {
   EXPECT_GT(collected.dropped_records, 0u);
   // Each launch is two records (runtime + kernel): everything is delivered or counted.
   EXPECT_EQ(accounted(collected), 2u * kLaunches);
+}
+
+// A buffer whose records cannot be decoded for want of memory: none is kept, all are counted.
+TEST_F(CuptiCollector, ABufferDecodedOutOfMemoryIsCountedAsDropped) {
+  ASSERT_EQ(collector().start(options()), "");
+  for (int i = 0; i < 5; ++i) fake().kernel("k");
+  fake().set_completion_hooks([] { t_out_of_memory = true; }, [] { t_out_of_memory = false; });
+  collector().stop();  // the flush hands over the buffer, decoded without memory
+  fake().set_completion_hooks(nullptr, nullptr);
+  const GpuCollected collected = collector().take(false);
+  EXPECT_EQ(collected.activities.size() + collected.api_calls.size(), 0u);
+  EXPECT_EQ(collected.dropped_records, 10u);  // each launch: a runtime and a kernel record
 }
 
 TEST_F(CuptiCollector, DropsReportedByCuptiAreCounted) {

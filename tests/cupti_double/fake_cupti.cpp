@@ -203,6 +203,7 @@ class FakeCupti {
   CallSetup begin_call();
   void store(const Record& record);
   void drop_next(uint32_t count);
+  void set_completion_hooks(void (*before)(), void (*after)());
   size_t take_dropped(CUcontext context);
 
   // Delivery and lifetime.
@@ -217,7 +218,7 @@ class FakeCupti {
   // Everything fake_cupti_reset forgets.
   struct Settings {
     KindSet enabled;
-    std::map<std::string, CUptiResult> failures;
+    std::map<std::string, CUptiResult, std::less<>> failures;  // found without allocating
     uint32_t version = CUPTI_API_VERSION;
     CUpti_BuffersCallbackRequestFunc request = nullptr;
     CUpti_BuffersCallbackCompleteFunc complete = nullptr;
@@ -226,6 +227,8 @@ class FakeCupti {
     bool launch_attributes = false;  // stored only: kernel records always carry launch config
     std::vector<DeviceDescription> devices;
     uint32_t drop_next = 0;
+    void (*before_completion)() = nullptr;  // around the client's completion callback
+    void (*after_completion)() = nullptr;
     size_t dropped = 0;  // global queue (NULL context), since the last query
     Counters counters;
   };
@@ -475,11 +478,15 @@ void FakeCupti::queue_for_delivery_locked(Buffer buffer) {
 // Hands `buffer` to the completion callback on the calling thread.
 void FakeCupti::deliver(Lock& lock, Buffer buffer) {
   const CUpti_BuffersCallbackCompleteFunc complete = settings_.complete;
+  const auto before = settings_.before_completion;
+  const auto after = settings_.after_completion;
   ++in_flight_;
   lock.unlock();
   if (complete) {
     ScopedFlag in_callback(t_in_completion_callback);
+    if (before) before();
     complete(nullptr, 0, buffer.data(), buffer.size(), buffer.valid_size());
+    if (after) after();
   }
   lock.lock();
   --in_flight_;
@@ -522,6 +529,12 @@ void FakeCupti::stop_worker() {
   } else {
     worker_.join();
   }
+}
+
+void FakeCupti::set_completion_hooks(void (*before)(), void (*after)()) {
+  Lock lock(mutex_);
+  settings_.before_completion = before;
+  settings_.after_completion = after;
 }
 
 void FakeCupti::drop_next(uint32_t count) {
@@ -1030,6 +1043,10 @@ uint32_t fake_cupti_graph_launch(uint32_t device, uint32_t context_id, uint32_t 
     };
     return simulate_runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000, graph);
   });
+}
+
+void fake_cupti_set_completion_hooks(void (*before)(void), void (*after)(void)) {
+  control_entry([&](FakeCupti& cupti) { cupti.set_completion_hooks(before, after); });
 }
 
 void fake_cupti_drop_next(uint32_t count) {

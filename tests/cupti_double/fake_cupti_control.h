@@ -91,6 +91,11 @@ FAKE_CUPTI_API uint32_t fake_cupti_graph_launch(uint32_t device, uint32_t contex
  * by cuptiActivityGetNumDroppedRecords(NULL, ...). */
 FAKE_CUPTI_API void fake_cupti_drop_next(uint32_t count);
 
+/* `before` and `after` (either may be NULL) are called around each call of the client's buffer
+ * completion callback, on the thread that makes it: a test can, say, make allocations fail
+ * inside the client's handling of a buffer only. NULL, NULL removes them. */
+FAKE_CUPTI_API void fake_cupti_set_completion_hooks(void (*before)(void), void (*after)(void));
+
 /* Counters since the last reset: calls of the buffer request callback, calls of the completion
  * callback that have returned, and records in the buffers so completed. */
 FAKE_CUPTI_API size_t fake_cupti_buffers_requested(void);
