@@ -17,7 +17,7 @@ namespace {
 using memory::Allocation;
 
 constexpr double kMiB = 1024.0 * 1024.0;
-constexpr std::string_view kModulePrefix = "nn.Module: ";
+constexpr std::string_view kModulePrefix = "nn.Module: ";  // of module calls' names, left out of the CSV
 
 std::string device_column(memory::Device device) {
   return device.type == memory::DeviceType::kCpu ? "CPU" : fmt::format("CUDA:{}", device.index);
@@ -41,9 +41,7 @@ std::vector<StringId> enclosing_modules(const TraceModel& model) {
   std::map<uint32_t, std::vector<size_t>> ranges_by_track;  // module ranges, in begin order
   const RangeTable& r = model.ranges;
   for (size_t i = 0; i < r.size(); ++i) {
-    if (std::string_view(model.str(r.name[i])).substr(0, kModulePrefix.size()) == kModulePrefix) {
-      ranges_by_track[r.track[i]].push_back(i);
-    }
+    if (r.kind[i] == RangeKind::Module) ranges_by_track[r.track[i]].push_back(i);
   }
   std::map<uint32_t, std::vector<size_t>> allocations_by_track;  // in time order
   for (size_t i = 0; i < allocations.size(); ++i) allocations_by_track[model.memory.allocation_track[i]].push_back(i);

@@ -53,7 +53,7 @@ std::string_view without_path_prefix(std::string_view file, const std::vector<st
 
 StringId name_code(PyCodeObject* code, int line) {
   const Names& state = names();
-  if (reinterpret_cast<PyObject*>(code) == state.rules.module_call_code) return kModuleCall;
+  if (is_module_call(code)) return kModuleCall;
   const char* file = PyUnicode_AsUTF8(code->co_filename);
   const char* function = PyUnicode_AsUTF8(code->co_name);
   if (!file || !function) {
@@ -106,6 +106,10 @@ StringId add_code_name(PyCodeObject* code, int offset, int line) {
   const StringId name = name_code(code, line);
   if (names().code_names.emplace(CodeAt{code, offset}, name).second) Py_INCREF(code);
   return name;
+}
+
+bool is_module_call(PyCodeObject* code) {
+  return code != nullptr && reinterpret_cast<PyObject*>(code) == names().rules.module_call_code;
 }
 
 StringId started_code_name(PyCodeObject* code) {

@@ -52,6 +52,9 @@ StringId resumed_code_name(PyCodeObject* code, int offset, LineOf&& line_of);
 // A frame already running when tracing starts, at `line` (not cached: taken once per session).
 StringId code_name_at_line(PyCodeObject* code, int line);
 
+// Whether `code` is Module.__call__'s: its frames are module calls (RangeKind::Module).
+bool is_module_call(PyCodeObject* code);
+
 // The module a frame of Module.__call__ runs (its `self`), or kUnnamed.
 StringId module_frame_name(PyFrameObject* frame);
 

@@ -38,6 +38,9 @@ ThreadCalls& thread_calls() {
   return calls;
 }
 
+// A call of Module.__call__ is a module call; any other a Python function call.
+RangeKind kind_of_call(PyCodeObject* code) { return is_module_call(code) ? RangeKind::Module : RangeKind::PythonFunction; }
+
 void begin_call(StringId name, PyCodeObject* code) {
   ThreadCalls& calls = thread_calls();
   const bool own = name == kOwnCode;
@@ -49,7 +52,7 @@ void begin_call(StringId name, PyCodeObject* code) {
   Recorder& recorder = Recorder::instance();
   if (name == kUnnamed || calls.own_depth > 0 || !recorder.enabled(kChannelPython)) return;
   const uint64_t id = Recorder::next_range_id();
-  recorder.begin_range(id, name, RangeKind::PythonFunction, kNoArgs);
+  recorder.begin_range(id, name, kind_of_call(code), kNoArgs);
   calls.open.back().range_id = id;
 }
 
@@ -160,7 +163,7 @@ void record_running_frames() {
     if (name == kModuleCall) name = module_frame_name(frame);
     if (name == kUnnamed) continue;
     call.range_id = Recorder::next_range_id();
-    Recorder::instance().begin_range(call.range_id, name, RangeKind::PythonFunction, kNoArgs);
+    Recorder::instance().begin_range(call.range_id, name, kind_of_call(call.code), kNoArgs);
   }
 }
 

@@ -41,6 +41,12 @@ class ModelBuilder {
   size_t frame(int64_t begin, int64_t end, std::string_view name, uint64_t id = 0) {
     return range(begin, end, name, "python_function", id);
   }
+  // An nn.Module call, as the module-call wrapper and the Python tracer record it.
+  size_t module(int64_t begin, int64_t end, std::string_view name, uint32_t track = 0) {
+    const size_t row = range(begin, end, name, "python_function", 0, 0, track);
+    model_.ranges.kind[row] = RangeKind::Module;
+    return row;
+  }
   void activity(int64_t start, int64_t end, uint64_t external_id,
                 GpuActivityKind kind = GpuActivityKind::Kernel) {
     GpuActivity a;

@@ -126,11 +126,11 @@ StringId add_string(TraceModel& model, std::string_view text) {
 // whose name needs quoting, in which aten::zeros makes 2 KiB never freed.
 TraceModel csv_model() {
   test::ModelBuilder builder;
-  builder.range(1000, 9000, "nn.Module: Net");
-  builder.range(1500, 5000, "nn.Module: Linear");
+  builder.module(1000, 9000, "nn.Module: Net");
+  builder.module(1500, 5000, "nn.Module: Linear");
   builder.range(1600, 4500, "aten::linear");
-  builder.range(6900, 7100, "nn.Module: Sibling");  // on track 0, around track 1's allocation
-  builder.range(500, 9500, "nn.Module: Other, \"quoted\"", "cpu_op", 0, 0, 1);
+  builder.module(6900, 7100, "nn.Module: Sibling");  // on track 0, around track 1's allocation
+  builder.module(500, 9500, "nn.Module: Other, \"quoted\"", 1);
   TraceModel model = builder.model();
   model.unix_offset_ns = kOffset;
   const StringId empty = add_string(model, "aten::empty");
