@@ -212,3 +212,56 @@ def test_a_failed_export_names_the_path_and_leaves_no_file(tmp_path):
     with pytest.raises(OSError, match="run.db"):
         prof.trace.export_database(str(existing), [])
     assert os.listdir(tmp_path) == ["run.db"] and os.listdir(existing) == ["kept"]
+
+
+def profiled_run_dir(tmp_path, export_type):
+    config = perfprof.ExperimentalConfig(mstx=True, export_type=export_type, data_simplification=False)
+    handler = perfprof.tensorboard_trace_handler(str(tmp_path), worker_name="worker")
+    with perfprof.profile(schedule=perfprof.schedule(wait=1, warmup=1, active=2, repeat=1), on_trace_ready=handler,
+                          experimental_config=config) as prof:
+        prof.add_metadata("model", "toy")
+        for step in range(4):
+            with perfprof.record_function("forward"):
+                mstx.mark(f"step {step}")
+            prof.step()
+    (run_dir,) = [p for p in tmp_path.iterdir() if p.is_dir()]
+    return run_dir / "PERFPROF_OUTPUT"
+
+
+def dump(path):
+    tables = [name for (name,) in query(path, "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
+    return {table: sorted(query(path, f"SELECT * FROM {table}"), key=repr) for table in tables}
+
+
+def test_export_type_db_writes_the_database_beside_the_trace_and_analyse_writes_it_again(tmp_path, monkeypatch):
+    monkeypatch.delenv("RANK", raising=False)
+    monkeypatch.delenv("WORLD_SIZE", raising=False)
+    output = profiled_run_dir(tmp_path, [perfprof.ExportType.Text, perfprof.ExportType.Db])
+    names = sorted(p.name for p in output.iterdir())
+    assert "perfprof.db" in names and any(name.endswith(".pt.trace.json") for name in names)
+    path = str(output / "perfprof.db")
+    assert_sound(path)
+    meta = dict(query(path, "SELECT name, value FROM META_DATA"))
+    assert json.loads(meta["model"]) == "toy"
+    assert json.loads(meta["config"])["experimental_config"]["export_type"] == ["text", "db"]
+    assert isinstance(json.loads(meta["environment_variables"]), dict)
+    assert query(path, "SELECT id FROM STEP_TIME ORDER BY id") == [(2,), (3,)]
+    in_process = dump(path)
+    for file in output.iterdir():
+        file.unlink()
+    (result,) = perfprof.analyse(str(tmp_path), data_simplification=False)
+    assert result.ok, result
+    assert dump(path) == in_process
+
+
+def test_text_alone_writes_no_database_and_a_rank_names_the_file(tmp_path, monkeypatch):
+    monkeypatch.delenv("RANK", raising=False)
+    monkeypatch.delenv("WORLD_SIZE", raising=False)
+    text_only = profiled_run_dir(tmp_path / "text", perfprof.ExportType.Text)
+    assert not [p for p in text_only.iterdir() if p.suffix == ".db"]
+    monkeypatch.setenv("RANK", "3")
+    monkeypatch.setenv("WORLD_SIZE", "4")
+    ranked = profiled_run_dir(tmp_path / "rank", perfprof.ExportType.Db)
+    assert [p.name for p in ranked.iterdir() if p.suffix == ".db"] == ["perfprof_3.db"]
+    meta = dict(query(str(ranked / "perfprof_3.db"), "SELECT name, value FROM META_DATA"))
+    assert (meta["rank"], meta["world_size"]) == ("3", "4")
