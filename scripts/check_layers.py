@@ -44,7 +44,7 @@ def violations(csrc: str) -> List[str]:
         if folder not in ranks:
             problems.append(f"csrc/{folder}/ is in no layer: add it to LAYERS in {__file__}")
             continue
-        for name in sorted(os.listdir(path)):
+        for name in sources_under(path):
             with open(os.path.join(path, name), encoding="utf-8") as source:
                 for number, line in enumerate(source, 1):
                     match = INCLUDE.match(line)
@@ -57,6 +57,14 @@ def violations(csrc: str) -> List[str]:
                         problems.append(f"csrc/{folder}/{name}:{number}: {folder}/ includes {included}/, "
                                         f"which is not in a lower layer")
     return problems
+
+
+def sources_under(folder: str) -> List[str]:
+    """Every file below `folder` (subfolders belong to its layer), as paths relative to it, sorted."""
+    found = []
+    for root, _, names in os.walk(folder):
+        found.extend(os.path.relpath(os.path.join(root, name), folder) for name in names)
+    return sorted(found)
 
 
 def main() -> int:

@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
 # Installs what building and running perfprof needs on a fresh Debian machine, then perfprof.
-#   scripts/install-deps.sh          runtime: fmt and zlib headers, PyTorch (CPU), perfprof
-#   scripts/install-deps.sh --test   also GoogleTest, Chromium and the Python test dependencies
+#   scripts/install-deps.sh          runtime: fmt, zlib and SQLite headers, PyTorch (CPU), perfprof
+#   scripts/install-deps.sh --test   also GoogleTest, Chromium, the sqlite3 tool and the Python test dependencies
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 with_tests=0
 [[ "${1:-}" == "--test" ]] && with_tests=1
 
-libraries=(libfmt-dev zlib1g-dev)
+libraries=(libfmt-dev zlib1g-dev libsqlite3-dev)
 # chromium: headless screenshots of the HTML plots (tests/python/chromium_check.py).
-((with_tests)) && libraries+=(libgtest-dev chromium)
+((with_tests)) && libraries+=(libgtest-dev chromium sqlite3)
 sudo=""
 [[ $(id -u) -ne 0 ]] && sudo="sudo"
 missing=()

@@ -364,7 +364,21 @@ PYBIND11_MODULE(_core, m) {
              write_with(ChromeTraceExporter(std::move(options)), t, path);
            },
            py::arg("path"), py::arg("metadata"), py::arg("rank") = 0, py::arg("world_size") = 1,
-           py::arg("backend") = "");
+           py::arg("backend") = "")
+      .def("export_database",
+           [](const Trace& t, const std::string& path, std::vector<std::pair<std::string, std::string>> metadata,
+              int rank, int world_size, std::string backend) {
+             db::DatabaseOptions options;
+             options.metadata = std::move(metadata);
+             options.rank = rank;
+             options.world_size = world_size;
+             options.distributed_backend = std::move(backend);
+             write_with(DatabaseExporter(std::move(options)), t, path);
+           },
+           py::arg("path"), py::arg("metadata"), py::arg("rank") = 0, py::arg("world_size") = 1,
+           py::arg("backend") = "",
+           "Write the run database (SQLite, docs/formats/database.md); `metadata` are META_DATA\n"
+           "(name, value) rows after perfprof's own.");
 
   add_torch_memory(m);
   m.def("now_ns", &now_ns, "The recorder's clock (CLOCK_MONOTONIC) in nanoseconds.");

@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include "common/json_text.h"
+
 namespace perfprof {
 namespace {
 
@@ -45,6 +47,34 @@ const ArgKeySpec* spec_of(ArgKey key) {
     if (spec.key == key) return &spec;
   }
   return nullptr;
+}
+
+namespace {
+
+// The node at `at`; returns where the next node begins.
+size_t append_int_tree_node(std::string& out, const IntTree& tree, size_t at) {
+  const IntTreeNode& node = tree[at++];
+  if (!node.is_list) {
+    append_int(out, node.value);
+    return at;
+  }
+  out += '[';
+  for (int64_t item = 0; item < node.value && at < tree.size(); ++item) {
+    if (item > 0) out += ',';
+    at = append_int_tree_node(out, tree, at);
+  }
+  out += ']';
+  return at;
+}
+
+}  // namespace
+
+void append_int_tree_json(std::string& out, const IntTree& tree) {
+  if (tree.empty()) {
+    out += "[]";
+    return;
+  }
+  append_int_tree_node(out, tree, 0);
 }
 
 std::vector<std::vector<int64_t>> int_lists_of(const IntTree& tree) {

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <deque>
 #include <mutex>
+#include <string>
 #include <string_view>
 #include <unordered_map>
 #include <variant>
@@ -114,6 +115,10 @@ struct ArgSet {
 // The lists of ints an IntTree's root list holds (shapes: one per operator input); an item
 // that is an int or a list nested deeper (a tensor list's shapes) gives an empty list.
 std::vector<std::vector<int64_t>> int_lists_of(const IntTree& tree);
+
+// Appends `tree` as JSON ("[[8,64],[]]"; an empty tree is "[]"). A list claiming more items
+// than the tree holds ends with the tree, so the text is always valid.
+void append_int_tree_json(std::string& out, const IntTree& tree);
 
 // Interned argument sets: events store a 32-bit id. Id 0 is the empty set. Thread-safe.
 class ArgSetTable {

@@ -27,23 +27,6 @@ std::vector<uint32_t> number_python_frames(const TraceModel& model) {
   return ids;
 }
 
-// An IntTree's node at `at` as JSON ([[8,64],[]]); returns where the next node begins. A list
-// claiming more items than the tree holds ends with the tree, so the text is always valid.
-size_t append_int_tree_node(std::string& out, const IntTree& tree, size_t at) {
-  const IntTreeNode& node = tree[at++];
-  if (!node.is_list) {
-    append_int(out, node.value);
-    return at;
-  }
-  out += '[';
-  for (int64_t item = 0; item < node.value && at < tree.size(); ++item) {
-    if (item > 0) out += ',';
-    at = append_int_tree_node(out, tree, at);
-  }
-  out += ']';
-  return at;
-}
-
 // An argument set as JSON object members without braces, named as torch.profiler names them;
 // keys this perfprof does not know (read from a newer one's capture) are left out.
 std::string arg_members_json(const ArgSet& set, const TraceModel& model) {
@@ -66,11 +49,7 @@ std::string arg_members_json(const ArgSet& set, const TraceModel& model) {
       }
       out += ']';
     } else if (const auto* tree = std::get_if<IntTree>(&arg.value)) {
-      if (tree->empty()) {
-        out += "[]";
-      } else {
-        append_int_tree_node(out, *tree, 0);
-      }
+      append_int_tree_json(out, *tree);
     }
   }
   return out;

@@ -1,5 +1,6 @@
 #include "export/exporters.h"
 
+#include "export/database/database.h"
 #include "export/memory_csv.h"
 #include "export/memory_timeline.h"
 #include "export/memory_timeline_html.h"
@@ -38,6 +39,10 @@ void MemoryRecordCsvExporter::write(const AnalysedTrace& trace, const std::strin
 
 void OperatorMemoryCsvExporter::write(const AnalysedTrace& trace, const std::string& path) const {
   write_operator_memory_csv(trace.model(), trace.memory_profile(), path);
+}
+
+void DatabaseExporter::write(const AnalysedTrace& trace, const std::string& path) const {
+  write_database(trace, path, options_);
 }
 
 }  // namespace perfprof

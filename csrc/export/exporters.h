@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "export/chrome_trace.h"
+#include "export/database/context.h"
 #include "export/exporter.h"
 #include "export/folded_stacks.h"
 #include "memory/memory_events.h"
@@ -60,6 +61,16 @@ class MemoryRecordCsvExporter final : public Exporter {
 class OperatorMemoryCsvExporter final : public Exporter {
  public:
   void write(const AnalysedTrace& trace, const std::string& path) const override;
+};
+
+// The run database (SQLite): export/database/database.h, docs/formats/database.md.
+class DatabaseExporter final : public Exporter {
+ public:
+  explicit DatabaseExporter(db::DatabaseOptions options) : options_(std::move(options)) {}
+  void write(const AnalysedTrace& trace, const std::string& path) const override;
+
+ private:
+  db::DatabaseOptions options_;
 };
 
 }  // namespace perfprof

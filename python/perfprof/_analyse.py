@@ -120,7 +120,8 @@ def analyse_run_dir(run_dir: str, data_simplification: Optional[bool] = None) ->
 def _analyse(run_dir: str, data_simplification: Optional[bool]) -> AnalyseResult:
     capture_path = os.path.join(run_dir, CAPTURE_FILE)
     info = _read_json(os.path.join(run_dir, INFO_FILE))
-    metadata = _read_json(os.path.join(run_dir, METADATA_FILE)).get("metadata")
+    metadata_file = _read_json(os.path.join(run_dir, METADATA_FILE))
+    metadata = metadata_file.get("metadata")
     trace, complete, problem, run_metadata = _core.read_capture(capture_path, _with_flops(info))
     if "config" not in info or metadata is None:  # the process did not stop: the capture says how it ran
         described = _RunDescription(run_metadata)
@@ -132,7 +133,8 @@ def _analyse(run_dir: str, data_simplification: Optional[bool]) -> AnalyseResult
     worker_name = info.get("worker_name") or _worker_name_of(run_dir)
     trace_file = trace_file_name(run_dir, worker_name)
     write_outputs(trace, run_dir, trace_file, [(key, json.dumps(value)) for key, value in metadata.items()],
-                  int(info.get("rank", 0)), int(info.get("world_size", 1)), str(info.get("backend", "")))
+                  int(info.get("rank", 0)), int(info.get("world_size", 1)), str(info.get("backend", "")),
+                  info.get("config", {}), metadata_file.get("environment_variables"))
     remove_capture = data_simplification
     if remove_capture is None:
         remove_capture = bool(info.get("config", {}).get("experimental_config", {}).get("data_simplification", False))

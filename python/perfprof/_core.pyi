@@ -285,6 +285,11 @@ class Trace(metaclass=_pybind11_type):
     ) -> None:
         """Write the Chrome trace (gzip when path ends in .gz); metadata values are JSON text."""
 
+    def export_database(
+        self, path: str, metadata: Sequence[tuple[str, str]], rank: int = 0, world_size: int = 1, backend: str = ""
+    ) -> None:
+        """Write the run database (SQLite, docs/formats/database.md); metadata are META_DATA (name, value) rows."""
+
 class CaptureStream(metaclass=_pybind11_type):
     """A session's capture file, written while the session records (docs/formats/capture.md)."""
 

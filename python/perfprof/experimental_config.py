@@ -55,7 +55,7 @@ E = TypeVar("E", bound=enum.Enum)
 
 def supported_export_type() -> List[ExportType]:
     """Export types this version writes."""
-    return [ExportType.Text]
+    return [ExportType.Text, ExportType.Db]
 
 
 def supported_profiler_level() -> List[ProfilerLevel]:
@@ -171,7 +171,6 @@ class ExperimentalConfig:
     def uncollected_options(self) -> List[str]:
         """Options set to a non-default value whose collection this version does not have."""
         pending = {
-            "export_type=db": ExportType.Db in self.export_type,
             f"gpu_metrics={self.gpu_metrics.value}": self.gpu_metrics is not GpuMetrics.GpuMetricsNone,
             "l2_cache": self.l2_cache,
             "op_attr": self.op_attr,

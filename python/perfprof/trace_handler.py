@@ -141,17 +141,34 @@ def trace_file_name(run_dir: str, worker_name: str) -> str:
     return f"{worker_name}.{stamp}{TRACE_SUFFIX}"
 
 
+def database_file_name(rank: int, world_size: int) -> str:
+    """``perfprof.db``, or ``perfprof_{rank}.db`` for a rank of a distributed run."""
+    return f"perfprof_{rank}.db" if world_size > 1 or rank > 0 else "perfprof.db"
+
+
+def wants_database(config: Dict[str, Any]) -> bool:
+    """Whether a run's configuration (profiler_info.json's "config") has ExportType.Db in export_type."""
+    return "db" in ((config.get("experimental_config") or {}).get("export_type") or [])
+
+
 def write_outputs(trace: Any, run_dir: str, trace_file: str, metadata_items: List[Any], rank: int, world_size: int,
-                  backend: str) -> None:
-    """Write what a run directory holds beside its capture: the Chrome trace and, with memory
-    events, the memory tables (in ``PERFPROF_OUTPUT``). Raises ``OSError`` when they cannot be
-    written."""
+                  backend: str, config: Optional[Dict[str, Any]] = None,
+                  environment: Optional[Dict[str, str]] = None) -> None:
+    """Write what a run directory holds beside its capture (in ``PERFPROF_OUTPUT``): the Chrome
+    trace, with memory events the memory tables, and with ExportType.Db in the run's ``config``
+    the run database (its META_DATA: the user's metadata, the configuration and the captured
+    ``environment``). Raises ``OSError`` when they cannot be written."""
     output_dir = trace_dir_of(run_dir)
     os.makedirs(output_dir, exist_ok=True)
     trace.export_chrome_trace(os.path.join(output_dir, trace_file), metadata_items, rank, world_size, backend)
     if trace.num_memory_events:
         trace.export_memory_tables(os.path.join(output_dir, "memory_record.csv"),
                                    os.path.join(output_dir, "operator_memory.csv"))
+    if config is not None and wants_database(config):
+        meta = list(metadata_items) + [("config", json.dumps(config)),
+                                       ("environment_variables", json.dumps(environment or {}))]
+        trace.export_database(os.path.join(output_dir, database_file_name(rank, world_size)), meta, rank,
+                              world_size, backend)
 
 
 class _RunDirectoryJob:
@@ -198,7 +215,7 @@ class _RunDirectoryJob:
     def write(self) -> None:
         if self.analyse:
             write_outputs(self.prof_trace, self.run_dir, self.trace_file, self.metadata_items, self.dist.rank,
-                          self.dist.world_size, self.dist.backend)
+                          self.dist.world_size, self.dist.backend, self.info["config"], self.environment)
         write_json(os.path.join(self.run_dir, METADATA_FILE),
                    {"metadata": self.metadata, "environment_variables": self.environment})
         write_json(os.path.join(self.run_dir, INFO_FILE), self.info)

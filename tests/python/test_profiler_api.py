@@ -220,7 +220,7 @@ class TestExperimentalConfig:
         assert "profiler_level='Level1'" in repr(config)
 
     def test_supported_queries(self):
-        assert perfprof.supported_export_type() == [ExportType.Text]
+        assert perfprof.supported_export_type() == [ExportType.Text, ExportType.Db]
         assert perfprof.supported_profiler_level() == list(ProfilerLevel)
         assert GpuMetrics.Occupancy in perfprof.supported_gpu_metrics()
 

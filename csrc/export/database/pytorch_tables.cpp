@@ -1,0 +1,201 @@
+// The PyTorch side of the run as torch_npu's database names it: host ranges (PYTORCH_API) with
+// their kinds (ENUM_API_TYPE) and the CUDA calls they launched (CONNECTION_IDS), the schedule's
+// steps (STEP_TIME) and Python's garbage-collection pauses (GC_RECORD).
+#include <charconv>
+#include <optional>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "common/json_text.h"
+#include "export/database/table.h"
+#include "export/database/tables.h"
+
+namespace perfprof::db {
+namespace {
+
+// Ranges with a table of their own elsewhere stay out of PYTORCH_API: CUDA API calls
+// (CUPTI_ACTIVITY_KIND_RUNTIME/_DRIVER), mstx (NVTX_EVENTS), GC pauses (GC_RECORD).
+bool is_pytorch_api(RangeKind kind) {
+  return kind != RangeKind::CudaRuntime && kind != RangeKind::CudaDriver && kind != RangeKind::Mstx &&
+         kind != RangeKind::Gc;
+}
+
+// ENUM_API_TYPE: each RangeKind's number (PYTORCH_API.type) and name.
+struct ApiType {
+  RangeKind kind;
+  std::string_view name;
+};
+constexpr ApiType kApiTypes[] = {
+    {RangeKind::Other, "other"},
+    {RangeKind::CpuOp, "op"},
+    {RangeKind::UserAnnotation, "annotation"},
+    {RangeKind::Step, "step"},
+    {RangeKind::Mstx, "mstx"},
+    {RangeKind::PythonFunction, "python_function"},
+    {RangeKind::Module, "module"},
+    {RangeKind::Gc, "gc"},
+    {RangeKind::CudaRuntime, "cuda_runtime"},
+    {RangeKind::CudaDriver, "cuda_driver"},
+};
+
+const Table<ApiType> kApiTypeTable{
+    "ENUM_API_TYPE",
+    {
+        {"id", SqlType::Integer, [](const ApiType& t) { return SqlValue(static_cast<int>(t.kind)); }},
+        {"name", SqlType::Text, [](const ApiType& t) { return SqlValue(t.name); }},
+    }};
+
+// What PYTORCH_API's columns need beyond the range itself.
+struct ApiRow {
+  const Context& c;
+  size_t i;                           // row of TraceModel::ranges
+  std::optional<uint64_t> connection;  // its id, when CUDA calls link to it (CONNECTION_IDS.id)
+  std::optional<int64_t> forward_tid;  // a backward operator's forward operator's thread
+  std::optional<StringId> dtypes, shapes;
+};
+
+const Table<ApiRow> kPytorchApi{
+    "PYTORCH_API",
+    {
+        {"startNs", SqlType::Integer, [](const ApiRow& r) { return SqlValue(r.c.time(r.c.model.ranges.begin_ns[r.i])); }},
+        {"endNs", SqlType::Integer, [](const ApiRow& r) { return SqlValue(r.c.time(r.c.model.ranges.end_ns[r.i])); }},
+        {"globalTid", SqlType::Integer, [](const ApiRow& r) { return SqlValue(r.c.thread(r.c.model.ranges.track[r.i])); }},
+        {"connectionId", SqlType::Integer, [](const ApiRow& r) { return SqlValue(r.connection); }},
+        {"name", SqlType::Integer, [](const ApiRow& r) { return SqlValue(r.c.model.ranges.name[r.i]); }},
+        {"sequenceNumber", SqlType::Integer,
+         [](const ApiRow& r) {
+           const int64_t sequence = r.c.model.ranges.sequence[r.i];
+           return sequence < 0 ? SqlValue() : SqlValue(sequence);
+         }},
+        {"fwdThreadId", SqlType::Integer, [](const ApiRow& r) { return SqlValue(r.forward_tid); }},
+        {"inputDtypes", SqlType::Integer, [](const ApiRow& r) { return SqlValue(r.dtypes); }},
+        {"inputShapes", SqlType::Integer, [](const ApiRow& r) { return SqlValue(r.shapes); }},
+        {"callchainId", SqlType::Integer, [](const ApiRow&) { return SqlValue(); }},  // no table yet
+        {"type", SqlType::Integer, [](const ApiRow& r) { return SqlValue(static_cast<int>(r.c.model.ranges.kind[r.i])); }},
+    }};
+
+struct Connection {
+  uint64_t id;  // the host range's id
+  uint32_t correlation;
+};
+
+const Table<Connection> kConnections{
+    "CONNECTION_IDS",
+    {
+        {"id", SqlType::Integer, [](const Connection& x) { return SqlValue(x.id); }},
+        {"connectionId", SqlType::Integer, [](const Connection& x) { return SqlValue(x.correlation); }},
+    }};
+
+struct RangeRef {
+  const Context& c;
+  size_t i;
+};
+
+const Table<RangeRef> kSteps{
+    "STEP_TIME",
+    {
+        {"id", SqlType::Integer,
+         [](const RangeRef& r) {
+           // The N of ProfilerStep#N.
+           const std::string& name = r.c.model.str(r.c.model.ranges.name[r.i]);
+           int64_t number = 0;
+           const char* digits = name.data() + std::min(name.size(), kProfilerStepPrefix.size());
+           const auto [end, error] = std::from_chars(digits, name.data() + name.size(), number);
+           return error == std::errc() && end == name.data() + name.size() ? SqlValue(number) : SqlValue();
+         }},
+        {"startNs", SqlType::Integer, [](const RangeRef& r) { return SqlValue(r.c.time(r.c.model.ranges.begin_ns[r.i])); }},
+        {"endNs", SqlType::Integer, [](const RangeRef& r) { return SqlValue(r.c.time(r.c.model.ranges.end_ns[r.i])); }},
+    }};
+
+std::optional<int64_t> gc_arg(const RangeRef& r, ArgKey key) {
+  const int64_t* value = r.c.model.args(r.c.model.ranges.args[r.i]).find<int64_t>(key);
+  return value ? std::optional<int64_t>(*value) : std::nullopt;
+}
+
+const Table<RangeRef> kGcRecords{
+    "GC_RECORD",
+    {
+        {"startNs", SqlType::Integer, [](const RangeRef& r) { return SqlValue(r.c.time(r.c.model.ranges.begin_ns[r.i])); }},
+        {"endNs", SqlType::Integer, [](const RangeRef& r) { return SqlValue(r.c.time(r.c.model.ranges.end_ns[r.i])); }},
+        // The thread the collection ran on (GC pauses are drawn on a track of their own).
+        {"globalTid", SqlType::Integer,
+         [](const RangeRef& r) {
+           const std::optional<int64_t> tid = gc_arg(r, ArgKey::GcThread);
+           return tid ? SqlValue(global_tid(r.c.model.pid, *tid)) : SqlValue(r.c.thread(r.c.model.ranges.track[r.i]));
+         }},
+        {"generation", SqlType::Integer, [](const RangeRef& r) { return SqlValue(gc_arg(r, ArgKey::GcGeneration)); }},
+        {"collected", SqlType::Integer, [](const RangeRef& r) { return SqlValue(gc_arg(r, ArgKey::GcCollected)); }},
+        {"uncollectable", SqlType::Integer, [](const RangeRef& r) { return SqlValue(gc_arg(r, ArgKey::GcUncollectable)); }},
+    }};
+
+// An operator's input types and shapes as the texts the Chrome trace gives them
+// (["float","Scalar"], [[8,64],[]]), interned once per argument set.
+struct InputTexts {
+  std::optional<StringId> dtypes, shapes;
+};
+
+std::vector<InputTexts> input_texts(Context& c) {
+  std::vector<InputTexts> texts(c.model.arg_sets.size());
+  for (size_t id = 0; id < texts.size(); ++id) {
+    const ArgSet& set = c.model.arg_sets[id];
+    if (const auto* types = set.find<std::vector<StringId>>(ArgKey::InputTypes)) {
+      std::string text = "[";
+      for (size_t k = 0; k < types->size(); ++k) {
+        if (k > 0) text += ',';
+        append_json_string(text, c.model.str((*types)[k]));
+      }
+      texts[id].dtypes = c.strings.id(text + "]");
+    }
+    if (const auto* dims = set.find<IntTree>(ArgKey::InputDims)) {
+      std::string text;
+      append_int_tree_json(text, *dims);
+      texts[id].shapes = c.strings.id(text);
+    }
+  }
+  return texts;
+}
+
+// CONNECTION_IDS: each CUDA call linked to the host range it ran in (its External id).
+std::unordered_set<uint64_t> write_connections(Context& c) {
+  TableWriter<Connection> connections(c.db, kConnections);
+  std::unordered_set<uint64_t> linked;  // host range ids with a row
+  const RangeTable& r = c.model.ranges;
+  for (size_t i = 0; i < r.size(); ++i) {
+    if (r.correlation[i] == 0 || r.external_id[i] == 0) continue;
+    connections.insert({r.external_id[i], r.correlation[i]});
+    linked.insert(r.external_id[i]);
+  }
+  return linked;
+}
+
+}  // namespace
+
+void write_pytorch_tables(Context& c) {
+  TableWriter<ApiType> types(c.db, kApiTypeTable);
+  for (const ApiType& type : kApiTypes) types.insert(type);
+
+  const std::unordered_set<uint64_t> linked = write_connections(c);
+  const std::vector<InputTexts> texts = input_texts(c);
+  const RangeTable& r = c.model.ranges;
+  std::unordered_map<size_t, int64_t> forward_tid;  // backward row -> its forward's thread
+  for (const ForwardBackwardLink& link : c.model.forward_backward) {
+    forward_tid[link.backward] = c.model.threads[r.track[link.forward]].os_tid;
+  }
+  TableWriter<ApiRow> api(c.db, kPytorchApi);
+  TableWriter<RangeRef> steps(c.db, kSteps);
+  TableWriter<RangeRef> gc(c.db, kGcRecords);
+  for (size_t i = 0; i < r.size(); ++i) {
+    if (r.kind[i] == RangeKind::Step) steps.insert({c, i});
+    if (r.kind[i] == RangeKind::Gc) gc.insert({c, i});
+    if (!is_pytorch_api(r.kind[i])) continue;
+    ApiRow row{c, i, std::nullopt, std::nullopt, texts[index_of(r.args[i])].dtypes, texts[index_of(r.args[i])].shapes};
+    if (linked.count(r.id[i])) row.connection = r.id[i];
+    if (!forward_tid.empty()) {
+      const auto found = forward_tid.find(i);
+      if (found != forward_tid.end()) row.forward_tid = found->second;
+    }
+    api.insert(row);
+  }
+}
+
+}  // namespace perfprof::db

@@ -1,0 +1,26 @@
+#pragma once
+// The run database's table groups (docs/formats/database.md), each written by one function
+// from the shared Context. Each group's tables are defined once, in its own file.
+#include "export/database/context.h"
+
+namespace perfprof::db {
+
+// The schema version in META_DATA: raised whenever a table or column changes meaning or goes.
+inline constexpr int kSchemaVersion = 1;
+
+// CUPTI_ACTIVITY_KIND_KERNEL, _MEMCPY, _MEMSET, _SYNCHRONIZATION, TARGET_INFO_GPU (gpu_tables.cpp).
+void write_gpu_tables(Context& c);
+// CUPTI_ACTIVITY_KIND_RUNTIME, _DRIVER (api_tables.cpp).
+void write_api_tables(Context& c);
+// PYTORCH_API, ENUM_API_TYPE, CONNECTION_IDS, STEP_TIME, GC_RECORD (pytorch_tables.cpp).
+void write_pytorch_tables(Context& c);
+// NVTX_EVENTS: mstx marks, ranges and domains (nvtx_tables.cpp).
+void write_nvtx_tables(Context& c);
+// MEMORY_RECORD, OP_MEMORY (memory_tables.cpp).
+void write_memory_tables(Context& c);
+// META_DATA, PROCESSES, ThreadNames, COUNTERS (run_tables.cpp).
+void write_run_tables(Context& c, const DatabaseOptions& options);
+// StringIds: last, once every writer has added its texts (run_tables.cpp).
+void write_string_table(Context& c);
+
+}  // namespace perfprof::db
