@@ -40,4 +40,8 @@ void OperatorMemoryCsvExporter::write(const AnalysedTrace& trace, const std::str
   write_operator_memory_csv(trace.model(), trace.memory_profile(), path);
 }
 
+void SummaryCsvExporter::write(const AnalysedTrace& trace, const std::string& path) const {
+  write_summary_csv(trace, table_, path);
+}
+
 }  // namespace perfprof

@@ -6,6 +6,7 @@
 #include "export/chrome_trace.h"
 #include "export/exporter.h"
 #include "export/folded_stacks.h"
+#include "export/summary_csv.h"
 #include "memory/memory_events.h"
 
 namespace perfprof {
@@ -60,6 +61,16 @@ class MemoryRecordCsvExporter final : public Exporter {
 class OperatorMemoryCsvExporter final : public Exporter {
  public:
   void write(const AnalysedTrace& trace, const std::string& path) const override;
+};
+
+// A summary table as CSV: kernel_details.csv, op_statistic.csv, ... (export/summary_csv.h).
+class SummaryCsvExporter final : public Exporter {
+ public:
+  explicit SummaryCsvExporter(SummaryTable table) : table_(table) {}
+  void write(const AnalysedTrace& trace, const std::string& path) const override;
+
+ private:
+  SummaryTable table_;
 };
 
 }  // namespace perfprof

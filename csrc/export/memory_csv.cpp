@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "export/csv.h"
 #include "export/output_file.h"
 
 namespace perfprof {
@@ -21,17 +22,6 @@ constexpr std::string_view kModulePrefix = "nn.Module: ";
 
 std::string device_column(memory::Device device) {
   return device.type == memory::DeviceType::kCpu ? "CPU" : fmt::format("CUDA:{}", device.index);
-}
-
-// A CSV field: quoted when it holds a separator, quote or line break.
-std::string csv_field(std::string_view text) {
-  if (text.find_first_of(",\"\n\r") == std::string_view::npos) return std::string(text);
-  std::string quoted = "\"";
-  for (char c : text) {
-    if (c == '"') quoted += '"';
-    quoted += c;
-  }
-  return quoted + '"';
 }
 
 // For each allocator event, the innermost module range open on its thread at that moment.
@@ -82,8 +72,6 @@ std::vector<int64_t> matching_frees(const std::vector<Allocation>& allocations) 
   }
   return freed_by;
 }
-
-void append_us(std::string& out, int64_t ns) { fmt::format_to(std::back_inserter(out), "{:.3f}", ns / 1000.0); }
 
 }  // namespace
 

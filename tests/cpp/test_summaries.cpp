@@ -16,7 +16,9 @@
 #include "analysis/operator_details.h"
 #include "analysis/step_trace_time.h"
 #include "analysis/time_intervals.h"
+#include "export/exporters.h"
 #include "model_builder.h"
+#include "test_util.h"
 
 namespace perfprof {
 namespace {
@@ -104,6 +106,36 @@ TEST(StepTraceTime, ComputingPlusExposedCommunicationPlusFreeIsTheStepWithoutCop
               row.end_ns - row.begin_ns)
         << "step " << row.step;
   }
+}
+
+TEST(SummaryCsv, StepTraceTimeCsvHasMsprofColumnsInMicroseconds) {
+  const AnalysedTrace trace(steps_with_compute_and_communication());
+  ASSERT_TRUE(has_summary(trace, SummaryTable::StepTraceTime));
+  test::TempDir dir;
+  SummaryCsvExporter(SummaryTable::StepTraceTime).write(trace, dir.file("step_trace_time.csv"));
+  EXPECT_EQ(test::read_file(dir.file("step_trace_time.csv")),
+            "Step,Computing,Communication(Not Overlapped),Overlapped,Communication,Free,Stage,Bubble,"
+            "Communication(Not Overlapped and Exclude Receive),Preparing\n"
+            "1,0.400,0.200,0.100,0.300,0.350,1.000,0.000,0.200,0.100\n"
+            "2,0.200,0.200,0.050,0.250,0.600,1.000,0.000,0.200,0.000\n"
+            "3,0.000,0.000,0.000,0.000,0.500,0.500,0.000,0.000,0.500\n");
+}
+
+TEST(SummaryCsv, OpStatisticCsvHasNsysColumnsAndQuotesNames) {
+  ModelBuilder b;
+  b.gpu_work(0, 100, "gemm<float, 2>", kComputeStream);
+  b.gpu_work(200, 500, "gemm<float, 2>", kComputeStream);
+  b.gpu_work(600, 700, "relu", kComputeStream);
+  const AnalysedTrace trace(b.model());
+  test::TempDir dir;
+  SummaryCsvExporter(SummaryTable::OpStatistic).write(trace, dir.file("op_statistic.csv"));
+  EXPECT_EQ(test::read_file(dir.file("op_statistic.csv")),
+            "Time (%),Total Time (ns),Instances,Avg (ns),Med (ns),Min (ns),Max (ns),StdDev (ns),Name\n"
+            "80.0,400,2,200.0,200.0,100,300,141.4,\"gemm<float, 2>\"\n"
+            "20.0,100,1,100.0,100.0,100,100,0.0,relu\n");
+  EXPECT_FALSE(has_summary(trace, SummaryTable::ApiStatistic));
+  EXPECT_FALSE(has_summary(trace, SummaryTable::StepTraceTime));
+  EXPECT_FALSE(has_summary(trace, SummaryTable::OperatorDetails));
 }
 
 TEST(DeviceWork, NcclAndRcclKernelsAreCommunicationCopiesAreMemory) {
