@@ -150,3 +150,32 @@ def test_operator_details_counts_the_operators_of_each_step(run_output):
     assert [(row["Input Shapes"], row["Count"]) for row in mm] == [("[[8, 8], [8, 8]]", "3")]
     in_trace = [e for e in trace_events(trace, "cpu_op") if e["name"] == "aten::mm"]
     assert ns(float(mm[0]["Host Total Duration(us)"])) == sum(ns(e["dur"]) for e in in_trace)
+
+
+def test_data_preprocess_sums_each_steps_dataloader_fetches(tmp_path):
+    import torch
+    from torch.utils.data import DataLoader, TensorDataset
+
+    import perfprof
+
+    loader = DataLoader(TensorDataset(torch.arange(32.0).reshape(16, 2)), batch_size=4)
+    handler = perfprof.tensorboard_trace_handler(str(tmp_path), worker_name="worker")
+    with perfprof.profile(activities=[perfprof.ProfilerActivity.CPU], on_trace_ready=handler,
+                          schedule=perfprof.schedule(wait=0, warmup=0, active=3, repeat=1)) as prof:
+        for (batch,) in loader:
+            batch.sum()
+            prof.step()
+    (run_dir,) = [p for p in tmp_path.iterdir() if p.is_dir()]
+    output = Path(perfprof.trace_dir_of(str(run_dir)))
+    (trace_file,) = output.glob("*.pt.trace.json")
+    trace = json.loads(trace_file.read_text())
+    annotations = trace_events(trace, "user_annotation")
+    fetches = [(ns(e["ts"]), ns(e["ts"]) + ns(e["dur"])) for e in annotations
+               if e["name"].startswith("enumerate(DataLoader)#")]
+    steps = sorted((ns(e["ts"]), ns(e["ts"]) + ns(e["dur"]), e["name"].split("#")[1]) for e in annotations
+                   if e["name"].startswith("ProfilerStep#"))
+    rows = read_csv(output / "data_preprocess.csv")
+    assert [row["Step"] for row in rows] == [step for _, _, step in steps] == ["0", "1", "2"]
+    for row, (begin, end, _) in zip(rows, steps):
+        assert int(row["Count"]) == sum(1 for b, _ in fetches if begin <= b < end) == 1
+        assert ns(float(row["Total Time(us)"])) == inside(fetches, begin, end) > 0
