@@ -59,10 +59,11 @@ void write_kernel_details(const AnalysedTrace& trace, const std::string& path) {
     text += ',';
     append_us(text, row.wait_ns);
     text += ',';
-    const bool kernel = model.gpu.activities[row.activity].kind == GpuActivityKind::Kernel;
-    if (kernel) fmt::format_to(std::back_inserter(text), "{},{}", csv_field(dims_text(row.grid)), csv_field(dims_text(row.block)));
-    else text += ',';
-    text += ',';
+    if (model.gpu.activities[row.activity].kind == GpuActivityKind::Kernel) {
+      fmt::format_to(std::back_inserter(text), "{},{},", csv_field(dims_text(row.grid)), csv_field(dims_text(row.block)));
+    } else {
+      text += ",,";
+    }
     if (row.occupancy_percent) fmt::format_to(std::back_inserter(text), "{:.2f}", *row.occupancy_percent);
     text += ',';
     if (row.operator_row >= 0) text += csv_field(model.str(model.ranges.name[static_cast<size_t>(row.operator_row)]));

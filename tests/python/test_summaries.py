@@ -91,7 +91,9 @@ def test_kernel_details_lists_each_kernel_and_copy_with_the_trace_times(run_outp
     types = {r["Name"]: r["Type"] for r in rows}
     assert types == {"gemm_kernel": "Compute", "ncclDevKernel_AllReduce_Sum_f32_RING_LL": "Communication",
                      "Memcpy HtoD": "Memory"}
-    assert all(r["Grid"] and r["Theoretical Occupancy(%)"] for r in rows if r["Type"] != "Memory")
+    assert all(None not in r and None not in r.values() for r in rows)  # every row has every column
+    assert all(r["Grid"] == "[128, 1, 1]" and r["Theoretical Occupancy(%)"] for r in rows if r["Type"] != "Memory")
+    assert all(r["Grid"] == r["Block"] == r["Theoretical Occupancy(%)"] == "" for r in rows if r["Type"] == "Memory")
 
 
 def test_api_statistic_totals_equal_the_runtime_calls_of_the_chrome_trace(run_output):
