@@ -10,29 +10,12 @@
 #include "analysis/event_memory.h"
 #include "analysis/event_stacks.h"
 #include "analysis/function_events.h"
+#include "analysis/input_shapes.h"
 #include "analysis/op_annotations.h"
 #include "analysis/op_tree.h"
 
 namespace perfprof {
 namespace {
-
-// torch's input_shapes text of an event's args: "[[8, 64], []]" (a tensor list is []), or
-// empty without input shapes.
-std::string input_shapes_text(const ArgSet& args) {
-  const IntTree* dims = args.find<IntTree>(ArgKey::InputDims);
-  if (dims == nullptr) return {};
-  std::string text = "[";
-  for (const std::vector<int64_t>& shape : int_lists_of(*dims)) {
-    if (text.size() > 1) text += ", ";
-    text += '[';
-    for (size_t d = 0; d < shape.size(); ++d) {
-      if (d > 0) text += ", ";
-      text += std::to_string(shape[d]);
-    }
-    text += ']';
-  }
-  return text + ']';
-}
 
 // What one event adds to its row.
 struct EventTotals {

@@ -16,7 +16,8 @@ std::vector<ProfilerStep> profiler_steps(const TraceModel& model) {
   std::sort(rows.begin(), rows.end());
   std::vector<ProfilerStep> steps;
   for (const auto& [begin, i] : rows) {
-    steps.push_back({model.str(r.name[i]).substr(kProfilerStepPrefix.size()), (r.flags[i] & kRangeUnfinished) == 0});
+    steps.push_back({model.str(r.name[i]).substr(kProfilerStepPrefix.size()), (r.flags[i] & kRangeUnfinished) == 0,
+                     r.begin_ns[i], r.end_ns[i]});
   }
   return steps;
 }

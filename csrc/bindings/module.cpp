@@ -210,6 +210,18 @@ void export_memory_tables(const Trace& trace, const std::string& record_path, co
   write_with(OperatorMemoryCsvExporter(), trace, operator_path);
 }
 
+// Every summary table the trace has data for, as CSV files in `directory`; their file names.
+std::vector<std::string> export_summaries(const Trace& trace, const std::string& directory) {
+  std::vector<std::string> written;
+  for (SummaryTable table : kSummaryTables) {
+    if (!has_summary(trace, table)) continue;
+    const std::string name(summary_file_name(table));
+    write_with(SummaryCsvExporter(table), trace, directory + "/" + name);
+    written.push_back(name);
+  }
+  return written;
+}
+
 void export_folded_stacks(const Trace& trace, const std::string& path, bool device_metric) {
   write_with(FoldedStacksExporter(device_metric ? FoldedMetric::SelfDevice : FoldedMetric::SelfCpu), trace, path);
 }
@@ -342,6 +354,10 @@ PYBIND11_MODULE(_core, m) {
            "Write the memory timeline of a device: format 'json', 'raw' or 'html'.")
       .def("export_memory_tables", &export_memory_tables, py::arg("record_path"), py::arg("operator_path"),
            "Write memory_record.csv and operator_memory.csv.")
+      .def("export_summaries", &export_summaries, py::arg("output_dir"),
+           "Write the summary tables the trace has data for (kernel_details.csv, operator_details.csv,\n"
+           "op_statistic.csv, api_statistic.csv, step_trace_time.csv, data_preprocess.csv) into\n"
+           "output_dir; returns the names of the files written.")
       .def_property_readonly("gpu_collected", [](const Trace& t) { return t.model().gpu.collected; })
       .def_property_readonly("gpu_devices", [](const Trace& t) {
         py::list devices;

@@ -45,4 +45,8 @@ void DatabaseExporter::write(const AnalysedTrace& trace, const std::string& path
   write_database(trace, path, options_);
 }
 
+void SummaryCsvExporter::write(const AnalysedTrace& trace, const std::string& path) const {
+  write_summary_csv(trace, table_, path);
+}
+
 }  // namespace perfprof

@@ -7,6 +7,7 @@
 #include "export/database/context.h"
 #include "export/exporter.h"
 #include "export/folded_stacks.h"
+#include "export/summary_csv.h"
 #include "memory/memory_events.h"
 
 namespace perfprof {
@@ -71,6 +72,16 @@ class DatabaseExporter final : public Exporter {
 
  private:
   db::DatabaseOptions options_;
+};
+
+// A summary table as CSV: kernel_details.csv, op_statistic.csv, ... (export/summary_csv.h).
+class SummaryCsvExporter final : public Exporter {
+ public:
+  explicit SummaryCsvExporter(SummaryTable table) : table_(table) {}
+  void write(const AnalysedTrace& trace, const std::string& path) const override;
+
+ private:
+  SummaryTable table_;
 };
 
 }  // namespace perfprof

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "export/csv.h"
 #include "export/memory_lifetimes.h"
 #include "export/output_file.h"
 
@@ -15,19 +16,6 @@ namespace {
 using memory::Allocation;
 
 constexpr double kMiB = 1024.0 * 1024.0;
-
-// A CSV field: quoted when it holds a separator, quote or line break.
-std::string csv_field(std::string_view text) {
-  if (text.find_first_of(",\"\n\r") == std::string_view::npos) return std::string(text);
-  std::string quoted = "\"";
-  for (char c : text) {
-    if (c == '"') quoted += '"';
-    quoted += c;
-  }
-  return quoted + '"';
-}
-
-void append_us(std::string& out, int64_t ns) { fmt::format_to(std::back_inserter(out), "{:.3f}", ns / 1000.0); }
 
 }  // namespace
 

@@ -280,6 +280,11 @@ class Trace(metaclass=_pybind11_type):
     def export_memory_tables(self, record_path: str, operator_path: str) -> None:
         """Write memory_record.csv and operator_memory.csv."""
 
+    def export_summaries(self, output_dir: str) -> list[str]:
+        """Write the summary tables the trace has data for (kernel_details.csv, operator_details.csv,
+        op_statistic.csv, api_statistic.csv, step_trace_time.csv, data_preprocess.csv) into
+        output_dir; returns the names of the files written (docs/formats/summaries.md)."""
+
     def export_chrome_trace(
         self, path: str, metadata: Sequence[tuple[str, str]], rank: int = 0, world_size: int = 1, backend: str = ""
     ) -> None:

@@ -14,6 +14,13 @@ Layout of a run directory::
             memory_record.csv           with profile_memory: the allocator's totals after each event
             operator_memory.csv         with profile_memory: each allocation, its operator, module,
                                         category, size and lifetime
+            kernel_details.csv          with GPU activities: one row per kernel, copy and memset
+            op_statistic.csv            with kernels: per kernel name (nsys cuda_gpu_kern_sum)
+            api_statistic.csv           with CUDA API calls: per API name (nsys cuda_api_sum)
+            operator_details.csv        with operators: per name and input shapes, host and device time
+            step_trace_time.csv         with schedule steps: each step's device time by activity
+            data_preprocess.csv         with steps and DataLoader fetches: fetch time per step
+                                        (the summary tables: docs/formats/summaries.md)
 
 The trace sits in its own folder because HolisticTraceAnalysis reads every ``.json`` file of the
 folder it is given as a rank's trace: point it (and TensorBoard's profiler plugin, which finds
@@ -155,12 +162,14 @@ def write_outputs(trace: Any, run_dir: str, trace_file: str, metadata_items: Lis
                   backend: str, config: Optional[Dict[str, Any]] = None,
                   environment: Optional[Dict[str, str]] = None) -> None:
     """Write what a run directory holds beside its capture (in ``PERFPROF_OUTPUT``): the Chrome
-    trace, with memory events the memory tables, and with ExportType.Db in the run's ``config``
-    the run database (its META_DATA: the user's metadata, the configuration and the captured
-    ``environment``). Raises ``OSError`` when they cannot be written."""
+    trace, the summary tables the trace has data for, with memory events the memory tables, and
+    with ExportType.Db in the run's ``config`` the run database (its META_DATA: the user's
+    metadata, the configuration and the captured ``environment``). Raises ``OSError`` when they
+    cannot be written."""
     output_dir = trace_dir_of(run_dir)
     os.makedirs(output_dir, exist_ok=True)
     trace.export_chrome_trace(os.path.join(output_dir, trace_file), metadata_items, rank, world_size, backend)
+    trace.export_summaries(output_dir)
     if trace.num_memory_events:
         trace.export_memory_tables(os.path.join(output_dir, "memory_record.csv"),
                                    os.path.join(output_dir, "operator_memory.csv"))

@@ -56,6 +56,27 @@ class ModelBuilder {
     model_.gpu.activities.push_back(a);
     model_.gpu.external_ids.push_back(external_id);
   }
+  // A CUDA API call (runtime unless `driver`) with the CUPTI correlation id of what it launched.
+  size_t api_call(int64_t begin, int64_t end, std::string_view name, uint32_t correlation, bool driver = false) {
+    const size_t row = range(begin, end, name, driver ? "cuda_driver" : "cuda_runtime");
+    model_.ranges.correlation[row] = correlation;
+    return row;
+  }
+  // Device work named `name` on `stream`, launched by the API call with `correlation`.
+  // Activities must be added in the model's order: by device, stream, start.
+  GpuActivity& gpu_work(int64_t start, int64_t end, std::string_view name, uint32_t stream, uint32_t correlation = 0,
+                        GpuActivityKind kind = GpuActivityKind::Kernel, uint64_t external_id = 0) {
+    GpuActivity a;
+    a.kind = kind;
+    a.start_ns = start;
+    a.end_ns = end;
+    a.name = intern(name);
+    a.stream = stream;
+    a.correlation = correlation;
+    model_.gpu.activities.push_back(a);
+    model_.gpu.external_ids.push_back(external_id);
+    return model_.gpu.activities.back();
+  }
   const TraceModel& model() const { return model_; }
   TraceModel& mutable_model() { return model_; }
 

@@ -30,7 +30,9 @@ def test_run_directory_layout(run_dir):
                                            "profiler_metadata.json"]
     assert trace_file_of(run_dir).endswith(".pt.trace.json")
     output = sorted(os.listdir(os.path.join(run_dir, "PERFPROF_OUTPUT")))
-    assert output[:2] == ["memory_record.csv", "operator_memory.csv"] and len(output) == 3
+    # The memory tables, the summary tables of a CPU run with steps, and the trace.
+    assert output[:-1] == ["memory_record.csv", "operator_details.csv", "operator_memory.csv", "step_trace_time.csv"]
+    assert output[-1].endswith(".pt.trace.json")
 
 
 def test_only_recorded_steps_are_present(trace):
