@@ -88,6 +88,7 @@ with perfprof.profile(activities=[perfprof.ProfilerActivity.CPU, perfprof.Profil
 trace_path, db_path = os.path.join(os.environ["TMP"], "trace.json"), os.path.join(os.environ["TMP"], "run.db")
 prof.export_chrome_trace(trace_path)
 prof.trace.export_database(db_path, [])
+prof.trace.export_summaries(os.environ["TMP"])
 print(json.dumps(dict(trace=load_trace(trace_path), db=db_path, offset=prof.trace.unix_offset_ns,
                       correlations=correlations, pid=os.getpid())))
 """
@@ -105,6 +106,14 @@ def test_gpu_run_kernel_summary_written_for_nsight_gives_the_chrome_totals(tmp_p
                       key=lambda row: -row[2])
     assert query(path, NSYS_KERNEL_SUMMARY) == expected
     assert [row[1] for row in expected] == [2, 1]
+    # The same numbers in op_statistic.csv and in the database's OP_STATISTIC table.
+    with open(tmp_path / "op_statistic.csv", newline="") as file:
+        statistic = [(row["Name"], int(row["Instances"]), int(row["Total Time (ns)"]), int(row["Min (ns)"]),
+                      int(row["Max (ns)"])) for row in csv.DictReader(file)]
+    totals = [(name, count, total, low, high) for name, count, total, _, low, high in expected]
+    assert statistic == totals
+    assert query(path, """SELECT s.value, o.instances, o.totalTime, o.min, o.max FROM OP_STATISTIC o
+                          JOIN StringIds s ON s.id = o.nameId ORDER BY o.totalTime DESC""") == totals
 
     rows = query(path, """SELECT start, end, deviceId, streamId, correlationId, globalPid, s.value, gridX, blockX,
                                  registersPerThread, dynamicSharedMemory

@@ -10,6 +10,7 @@ from typing import Dict, List, Tuple
 
 import pytest
 
+from database_checks import query
 from fake_cupti import run
 
 # The all-reduces (2 ms each, queued on stream 9) outlast the compute kernels by far, however
@@ -20,7 +21,8 @@ import perfprof
 handler = perfprof.tensorboard_trace_handler(os.environ["TMP"], worker_name="worker")
 with perfprof.profile(activities=[perfprof.ProfilerActivity.CPU, perfprof.ProfilerActivity.CUDA],
                       schedule=perfprof.schedule(wait=0, warmup=0, active=3, repeat=1), on_trace_ready=handler,
-                      record_shapes=True) as prof:
+                      record_shapes=True, experimental_config=perfprof.ExperimentalConfig(
+                          export_type=[perfprof.ExportType.Text, perfprof.ExportType.Db])) as prof:
     for step in range(3):
         x = torch.ones(8, 8)
         torch.mm(x, x)
@@ -143,6 +145,35 @@ def test_step_trace_time_follows_the_documented_formulas_over_the_chrome_trace(r
         assert (col["Stage"], col["Bubble"]) == (end - begin, 0)
     assert sum(ns(float(row["Computing"])) for row in rows) > 0
     assert sum(ns(float(row["Communication(Not Overlapped)"])) for row in rows) > 0
+
+
+def test_the_database_holds_the_same_numbers_as_each_summary_csv(run_output):
+    output, _ = run_output
+    db = str(output / "perfprof.db")
+
+    def table(sql: str) -> List[tuple]:
+        return query(db, sql)
+
+    steps = read_csv(output / "step_trace_time.csv")
+    columns = ["Computing", "Communication(Not Overlapped)", "Overlapped", "Communication", "Free", "Stage", "Bubble",
+               "Preparing"]
+    assert table("""SELECT step, computing, communicationNotOverlapped, overlapped, communication, free, stage, bubble,
+                    preparing FROM STEP_TRACE_TIME ORDER BY startNs""") == [
+        (row["Step"], *(ns(float(row[c])) for c in columns)) for row in steps]
+    for name, sql in (("op_statistic.csv", "OP_STATISTIC"), ("api_statistic.csv", "API_STATISTIC")):
+        count_column = "Instances" if sql == "OP_STATISTIC" else "Num Calls"
+        assert sorted(table(f"""SELECT s.value, t.instances, t.totalTime, t.min, t.max FROM {sql} t
+                                JOIN StringIds s ON s.id = t.nameId""")) == sorted(
+            (row["Name"], int(row[count_column]), int(row["Total Time (ns)"]), int(row["Min (ns)"]),
+             int(row["Max (ns)"])) for row in read_csv(output / name)), name
+    assert sorted(table("""SELECT s.value, k.duration, k.waitTime FROM KERNEL_DETAILS k
+                           JOIN StringIds s ON s.id = k.nameId""")) == sorted(
+        (row["Name"], ns(float(row["Duration(us)"])), ns(float(row["Wait Time(us)"])))
+        for row in read_csv(output / "kernel_details.csv"))
+    assert sorted(table("""SELECT s.value, o.count, o.hostTotalDuration FROM OPERATOR_DETAILS o
+                           JOIN StringIds s ON s.id = o.nameId""")) == sorted(
+        (row["Name"], int(row["Count"]), ns(float(row["Host Total Duration(us)"])))
+        for row in read_csv(output / "operator_details.csv"))
 
 
 def test_operator_details_counts_the_operators_of_each_step(run_output):

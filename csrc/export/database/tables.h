@@ -20,6 +20,9 @@ void write_nvtx_tables(Context& c);
 void write_memory_tables(Context& c);
 // META_DATA, PROCESSES, ThreadNames, COUNTERS (run_tables.cpp).
 void write_run_tables(Context& c, const DatabaseOptions& options);
+// KERNEL_DETAILS, OPERATOR_DETAILS, OP_STATISTIC, API_STATISTIC, STEP_TRACE_TIME,
+// DATA_PREPROCESS: the summary tables' rows (summary_tables.cpp).
+void write_summary_tables(Context& c);
 // StringIds: last, once every writer has added its texts (run_tables.cpp).
 void write_string_table(Context& c);
 
