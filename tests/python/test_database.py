@@ -68,6 +68,35 @@ def test_cpu_run_ranges_steps_and_shapes_match_the_trace(tmp_path):
     assert query(path, "SELECT pid, globalPid FROM PROCESSES") == [(pid, pid * GLOBAL)]
 
 
+def multiply_in_place_of_a_layer(a, b):
+    return torch.mm(a, b)
+
+
+def test_operators_carry_their_flops_and_their_python_stack(tmp_path):
+    a, b = torch.ones(8, 16), torch.ones(16, 4)
+    with perfprof.profile(activities=[perfprof.ProfilerActivity.CPU], record_shapes=True, with_flops=True,
+                          with_stack=True) as prof:
+        multiply_in_place_of_a_layer(a, b)
+        multiply_in_place_of_a_layer(a, b)
+    path = export(prof, tmp_path)
+    rows = query(path, """SELECT a.flops, a.callchainId FROM PYTORCH_API a JOIN StringIds n ON n.id = a.name
+                          WHERE n.value = 'aten::mm'""")
+    assert [flops for flops, _ in rows] == [2 * 8 * 16 * 4] * 2  # multiply-adds count 2, as torch counts them
+    chrome = load_trace(prof_export(prof, tmp_path))
+    assert [e["args"]["flops"] for e in chrome["traceEvents"] if e.get("name") == "aten::mm"] == [1024, 1024]
+    # Both calls share one stack, stored once, innermost frame first, as the trace nests them.
+    (chain,) = {chain for _, chain in rows}
+    frames = query(path, """SELECT s.value FROM PYTORCH_CALLCHAINS c JOIN StringIds s ON s.id = c.stack
+                            WHERE c.id = ? ORDER BY c.stackDepth""", chain)
+    names = [frame for (frame,) in frames]
+    assert "built-in method mm" in names[0]  # torch.mm's own call, then who called it
+    caller = next(k for k, name in enumerate(names) if "multiply_in_place_of_a_layer" in name)
+    assert caller > 0 and any("test_operators_carry_their_flops" in name for name in names[caller + 1:])
+    assert query(path, "SELECT count(*) FROM PYTORCH_API WHERE flops IS NOT NULL AND callchainId IS NULL") == [(0,)]
+    assert dict(query(path, "SELECT name, value FROM META_DATA_EXPORT")) == {
+        "EXPORT_PROGRAM": "perfprof", "EXPORT_SCHEMA_VERSION": "1", "TIME_UNIT": "ns since the Unix epoch"}
+
+
 def prof_export(prof, tmp_path, name="trace.json"):
     path = str(tmp_path / name)
     prof.export_chrome_trace(path)

@@ -1,11 +1,16 @@
 // The PyTorch side of the run as torch_npu's database names it: host ranges (PYTORCH_API) with
-// their kinds (ENUM_API_TYPE) and the CUDA calls they launched (CONNECTION_IDS), the schedule's
-// steps (STEP_TIME) and Python's garbage-collection pauses (GC_RECORD).
+// their kinds (ENUM_API_TYPE), the CUDA calls they launched (CONNECTION_IDS) and their Python
+// stacks (PYTORCH_CALLCHAINS), the schedule's steps (STEP_TIME) and Python's garbage-collection
+// pauses (GC_RECORD).
 #include <charconv>
+#include <map>
 #include <optional>
+#include <vector>
 #include <unordered_map>
 #include <unordered_set>
 
+#include "analysis/op_annotations.h"
+#include "analysis/op_tree.h"
 #include "common/json_text.h"
 #include "export/database/table.h"
 #include "export/database/tables.h"
@@ -52,6 +57,8 @@ struct ApiRow {
   std::optional<uint64_t> connection;  // its id, when CUDA calls link to it (CONNECTION_IDS.id)
   std::optional<int64_t> forward_tid;  // a backward operator's forward operator's thread
   std::optional<StringId> dtypes, shapes;
+  std::optional<int64_t> callchain;  // PYTORCH_CALLCHAINS.id of its Python stack
+  std::optional<uint64_t> flops;     // an operator's, when its inputs give a count
 };
 
 const Table<ApiRow> kPytorchApi{
@@ -70,9 +77,67 @@ const Table<ApiRow> kPytorchApi{
         {"fwdThreadId", SqlType::Integer, [](const ApiRow& r) { return SqlValue(r.forward_tid); }},
         {"inputDtypes", SqlType::Integer, [](const ApiRow& r) { return SqlValue(r.dtypes); }},
         {"inputShapes", SqlType::Integer, [](const ApiRow& r) { return SqlValue(r.shapes); }},
-        {"callchainId", SqlType::Integer, [](const ApiRow&) { return SqlValue(); }},  // no table yet
+        {"callchainId", SqlType::Integer, [](const ApiRow& r) { return SqlValue(r.callchain); }},
         {"type", SqlType::Integer, [](const ApiRow& r) { return SqlValue(static_cast<int>(r.c.model.ranges.kind[r.i])); }},
+        {"flops", SqlType::Integer, [](const ApiRow& r) { return SqlValue(r.flops); }},  // perfprof's
     }};
+
+struct CallchainFrame {
+  int64_t id;
+  StringId frame;
+  size_t depth;  // 0: the innermost frame
+};
+
+const Table<CallchainFrame> kCallchains{
+    "PYTORCH_CALLCHAINS",
+    {
+        {"id", SqlType::Integer, [](const CallchainFrame& f) { return SqlValue(f.id); }},
+        {"stack", SqlType::Integer, [](const CallchainFrame& f) { return SqlValue(f.frame); }},
+        {"stackDepth", SqlType::Integer, [](const CallchainFrame& f) { return SqlValue(f.depth); }},
+    }};
+
+// Each distinct Python stack (the frames around a range, innermost first) gets an id and its
+// rows in PYTORCH_CALLCHAINS once, however many ranges share it.
+class Callchains {
+ public:
+  explicit Callchains(Context& c) : c_(c), writer_(c.db, kCallchains) {}
+
+  std::optional<int64_t> of(size_t row) {
+    const std::vector<size_t> frames = call_stack_frames(c_.model, c_.trace.tree(), row);
+    if (frames.empty()) return std::nullopt;
+    std::vector<StringId> names;
+    names.reserve(frames.size());
+    for (const size_t frame : frames) names.push_back(c_.model.ranges.name[frame]);
+    const auto [found, added] = ids_.try_emplace(std::move(names), static_cast<int64_t>(ids_.size()));
+    if (added) {
+      for (size_t depth = 0; depth < found->first.size(); ++depth) writer_.insert({found->second, found->first[depth], depth});
+    }
+    return found->second;
+  }
+
+ private:
+  Context& c_;
+  TableWriter<CallchainFrame> writer_;
+  std::map<std::vector<StringId>, int64_t> ids_;
+};
+
+// An operator's flops (range_flops), derived once per distinct (name, args); nothing for 0.
+class OperatorFlops {
+ public:
+  explicit OperatorFlops(const TraceModel& model) : model_(model) {}
+
+  std::optional<uint64_t> of(size_t row) {
+    const RangeTable& r = model_.ranges;
+    if (r.kind[row] != RangeKind::CpuOp || r.args[row] == kNoArgs) return std::nullopt;
+    const auto [found, added] = flops_.try_emplace(call_signature(r.name[row], r.args[row]), 0);
+    if (added) found->second = range_flops(model_, row);
+    return found->second == 0 ? std::nullopt : std::optional<uint64_t>(found->second);
+  }
+
+ private:
+  const TraceModel& model_;
+  std::unordered_map<uint64_t, uint64_t> flops_;
+};
 
 struct Connection {
   uint64_t id;  // the host range's id
@@ -182,13 +247,16 @@ void write_pytorch_tables(Context& c) {
     forward_tid[link.backward] = c.model.threads[r.track[link.forward]].os_tid;
   }
   TableWriter<ApiRow> api(c.db, kPytorchApi);
+  Callchains callchains(c);
+  OperatorFlops flops(c.model);
   TableWriter<RangeRef> steps(c.db, kSteps);
   TableWriter<RangeRef> gc(c.db, kGcRecords);
   for (size_t i = 0; i < r.size(); ++i) {
     if (r.kind[i] == RangeKind::Step) steps.insert({c, i});
     if (r.kind[i] == RangeKind::Gc) gc.insert({c, i});
     if (!is_pytorch_api(r.kind[i])) continue;
-    ApiRow row{c, i, std::nullopt, std::nullopt, texts[index_of(r.args[i])].dtypes, texts[index_of(r.args[i])].shapes};
+    const InputTexts& inputs = texts[index_of(r.args[i])];
+    ApiRow row{c, i, std::nullopt, std::nullopt, inputs.dtypes, inputs.shapes, callchains.of(i), flops.of(i)};
     if (linked.count(r.id[i])) row.connection = r.id[i];
     if (!forward_tid.empty()) {
       const auto found = forward_tid.find(i);

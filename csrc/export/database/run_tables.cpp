@@ -14,12 +14,17 @@ struct NameValue {
   std::string_view value;
 };
 
-const Table<NameValue> kMetaData{
-    "META_DATA",
-    {
-        {"name", SqlType::Text, [](const NameValue& r) { return SqlValue(r.name); }},
-        {"value", SqlType::Text, [](const NameValue& r) { return SqlValue(r.value); }},
-    }};
+std::vector<Column<NameValue>> name_value_columns() {
+  return {
+      {"name", SqlType::Text, [](const NameValue& r) { return SqlValue(r.name); }},
+      {"value", SqlType::Text, [](const NameValue& r) { return SqlValue(r.value); }},
+  };
+}
+
+// torch_npu's: the run. nsys's META_DATA_EXPORT: the export itself (which program wrote it, the
+// schema's version), so a reader knows which conventions the file follows.
+const Table<NameValue> kMetaData{"META_DATA", name_value_columns()};
+const Table<NameValue> kMetaDataExport{"META_DATA_EXPORT", name_value_columns()};
 
 const Table<Context> kProcesses{
     "PROCESSES",
@@ -89,6 +94,12 @@ std::vector<std::pair<std::string, std::string>> meta_data(const Context& c, con
 void write_run_tables(Context& c, const DatabaseOptions& options) {
   TableWriter<NameValue> meta(c.db, kMetaData);
   for (const auto& [name, value] : meta_data(c, options)) meta.insert({name, value});
+  TableWriter<NameValue> exported(c.db, kMetaDataExport);
+  const std::string schema_version = std::to_string(kSchemaVersion);
+  for (const NameValue& row : {NameValue{"EXPORT_PROGRAM", "perfprof"}, NameValue{"EXPORT_SCHEMA_VERSION", schema_version},
+                               NameValue{"TIME_UNIT", "ns since the Unix epoch"}}) {
+    exported.insert(row);
+  }
   TableWriter<Context>(c.db, kProcesses).insert(c);
   TableWriter<ThreadRow> threads(c.db, kThreadNames);
   for (const ThreadTrack& thread : c.model.threads) {

@@ -18,7 +18,7 @@ void write_pytorch_tables(Context& c);
 void write_nvtx_tables(Context& c);
 // MEMORY_RECORD, OP_MEMORY (memory_tables.cpp).
 void write_memory_tables(Context& c);
-// META_DATA, PROCESSES, ThreadNames, COUNTERS (run_tables.cpp).
+// META_DATA, META_DATA_EXPORT, PROCESSES, ThreadNames, COUNTERS (run_tables.cpp).
 void write_run_tables(Context& c, const DatabaseOptions& options);
 // KERNEL_DETAILS, OPERATOR_DETAILS, OP_STATISTIC, API_STATISTIC, STEP_TRACE_TIME,
 // DATA_PREPROCESS: the summary tables' rows (summary_tables.cpp).
