@@ -172,7 +172,7 @@ def test_gpu_run_kernel_summary_written_for_nsight_gives_the_chrome_totals(tmp_p
 
 def test_memory_run_tables_match_the_memory_csvs(tmp_path):
     with perfprof.profile(activities=[perfprof.ProfilerActivity.CPU], profile_memory=True, with_modules=True) as prof:
-        model = torch.nn.Linear(16, 16)
+        model = torch.nn.Sequential(torch.nn.Linear(16, 16))
         model(torch.randn(4, 16)).sum().backward()
     path = export(prof, tmp_path)
     record, operators = tmp_path / "memory_record.csv", tmp_path / "operator_memory.csv"
@@ -186,14 +186,31 @@ def test_memory_run_tables_match_the_memory_csvs(tmp_path):
                                 JOIN StringIds d ON d.id = m.deviceType ORDER BY m.rowid""")
     assert [(f"{a / 2**20:.6f}", d) for _, a, _, d in db_records] == [
         (r["Total Allocated(MB)"], r["Device Type"]) for r in records]
-    # The CSV's Unix times pass through a double (steps of 256 ns at today's 1.8e18 ns); ours are exact.
-    assert all(abs(float(r["Timestamp(us)"]) * 1000 - t) <= 256 for (t, *_), r in zip(db_records, records))
+    assert [f"{t // 1000}.{t % 1000:03d}" for t, *_ in db_records] == [r["Timestamp(us)"] for r in records]
     db_ops = query(path, """SELECT n.value, m.value, c.value, o.size, o.duration FROM OP_MEMORY o
                             JOIN StringIds n ON n.id = o.name JOIN StringIds m ON m.id = o.module
                             JOIN StringIds c ON c.id = o.category ORDER BY o.rowid""")
     assert [(n, m, c, f"{size / 1024:.3f}", "" if d is None else f"{d / 1000:.3f}") for n, m, c, size, d in db_ops] == [
         (r["Name"], r["Module"], r["Category"], r["Size(KB)"], r["Duration(us)"]) for r in allocations]
     assert len(db_ops) > 0 and any(r["Module"] for r in allocations)
+
+    # The memory timeline, as export_memory_timeline writes it ([times_us, sizes per category]).
+    timeline_path = tmp_path / "timeline.json"
+    prof.export_memory_timeline(str(timeline_path), "cpu")
+    times, sizes = json.loads(timeline_path.read_text())
+    categories = [c for (c,) in query(path, "SELECT DISTINCT s.value FROM MEMORY_CATEGORIES m "
+                                            "JOIN StringIds s ON s.id = m.category ORDER BY m.rowid")]
+    assert len(categories) == len(sizes[0]) - 1  # torch's sizes begin with a 0
+    rows = query(path, """SELECT m.timestamp, s.value, m.bytes FROM MEMORY_CATEGORIES m
+                          JOIN StringIds s ON s.id = m.category ORDER BY m.rowid""")
+    assert rows == [(t * 1000, category, size[k + 1]) for t, size in zip(times, sizes)
+                    for k, category in enumerate(categories)]
+
+    # The module hierarchy: Linear ran inside Sequential.
+    modules = query(path, """SELECT m.id, m.parentId, s.value FROM MODULES m JOIN StringIds s ON s.id = m.nameId
+                             ORDER BY m.id""")
+    assert [(parent, name) for _, parent, name in modules] == [(None, "nn.Module: Sequential_0"),
+                                                               (modules[0][0], "nn.Module: Linear_0")]
 
 
 def test_gc_run_has_one_record_per_pause(tmp_path):

@@ -1,8 +1,12 @@
 // Memory profiling's tables as torch_npu's database names them, with the columns of
-// memory_record.csv and operator_memory.csv in exact units (bytes, Unix ns) instead of MB and us.
+// memory_record.csv and operator_memory.csv in exact units (bytes, Unix ns) instead of MB and us,
+// and perfprof's MEMORY_CATEGORIES (the memory timeline: bytes per category over time).
+#include <array>
+
 #include "export/database/table.h"
 #include "export/database/tables.h"
 #include "export/memory_lifetimes.h"
+#include "memory/timeline.h"
 
 namespace perfprof::db {
 namespace {
@@ -58,12 +62,49 @@ const Table<OpMemoryRow> kOpMemory{
         {"deviceType", SqlType::Integer, [](const OpMemoryRow& r) { return SqlValue(r.device); }},
     }};
 
+// One point of a device's memory timeline, for one category.
+struct CategoryBytesRow {
+  int64_t time_ns;
+  StringId device;
+  StringId category;
+  int64_t bytes;
+};
+
+const Table<CategoryBytesRow> kMemoryCategories{
+    "MEMORY_CATEGORIES",
+    {
+        {"timestamp", SqlType::Integer, [](const CategoryBytesRow& r) { return SqlValue(r.time_ns); }},
+        {"deviceType", SqlType::Integer, [](const CategoryBytesRow& r) { return SqlValue(r.device); }},
+        {"category", SqlType::Integer, [](const CategoryBytesRow& r) { return SqlValue(r.category); }},
+        {"bytes", SqlType::Integer, [](const CategoryBytesRow& r) { return SqlValue(r.bytes); }},
+    }};
+
+// MEMORY_CATEGORIES: each device's memory timeline (the memory timeline exports' data), a row per
+// point and category.
+void write_memory_categories(Context& c) {
+  TableWriter<CategoryBytesRow> rows(c.db, kMemoryCategories);
+  for (const memory::Device device : memory::devices_with_memory(c.model.memory.events)) {
+    const memory::MemoryTimeline timeline = c.trace.memory_timeline(device);
+    const StringId device_name = c.strings.id(memory_device_name(device));
+    std::array<StringId, memory::kNumCategories> categories{};
+    for (size_t k = 0; k < categories.size(); ++k) {
+      categories[k] = c.strings.id(memory::category_name(static_cast<memory::Category>(k)));
+    }
+    for (size_t point = 0; point < timeline.times_us.size(); ++point) {
+      for (size_t k = 0; k < categories.size(); ++k) {
+        rows.insert({timeline.times_us[point] * 1000, device_name, categories[k], timeline.bytes[point][k]});
+      }
+    }
+  }
+}
+
 }  // namespace
 
 void write_memory_tables(Context& c) {
   const auto& allocations = c.model.memory.events.allocations;
   TableWriter<RecordRow> records(c.db, kMemoryRecord);
   TableWriter<OpMemoryRow> operators(c.db, kOpMemory);
+  write_memory_categories(c);
   if (allocations.empty()) return;  // no memory profile to compute
   const StringId component = c.strings.id("PyTorch");
   for (const Allocation& a : allocations) records.insert({c, a, component, c.strings.id(memory_device_name(a.device))});

@@ -1,7 +1,7 @@
 // The PyTorch side of the run as torch_npu's database names it: host ranges (PYTORCH_API) with
 // their kinds (ENUM_API_TYPE), the CUDA calls they launched (CONNECTION_IDS) and their Python
-// stacks (PYTORCH_CALLCHAINS), the schedule's steps (STEP_TIME) and Python's garbage-collection
-// pauses (GC_RECORD).
+// stacks (PYTORCH_CALLCHAINS), the schedule's steps (STEP_TIME), Python's garbage-collection
+// pauses (GC_RECORD), and perfprof's module call hierarchy (MODULES).
 #include <charconv>
 #include <map>
 #include <optional>
@@ -121,6 +121,48 @@ class Callchains {
   std::map<std::vector<StringId>, int64_t> ids_;
 };
 
+// MODULES (perfprof's): each nn.Module call with the module call it ran in, the hierarchy a
+// model's forward takes.
+struct ModuleRow {
+  const Context& c;
+  size_t i;  // row of TraceModel::ranges
+  int64_t id;
+  std::optional<int64_t> parent;
+};
+
+const Table<ModuleRow> kModules{
+    "MODULES",
+    {
+        {"id", SqlType::Integer, [](const ModuleRow& r) { return SqlValue(r.id); }},
+        {"parentId", SqlType::Integer, [](const ModuleRow& r) { return SqlValue(r.parent); }},
+        {"nameId", SqlType::Integer, [](const ModuleRow& r) { return SqlValue(r.c.model.ranges.name[r.i]); }},
+        {"startNs", SqlType::Integer, [](const ModuleRow& r) { return SqlValue(r.c.time(r.c.model.ranges.begin_ns[r.i])); }},
+        {"endNs", SqlType::Integer, [](const ModuleRow& r) { return SqlValue(r.c.time(r.c.model.ranges.end_ns[r.i])); }},
+        {"globalTid", SqlType::Integer, [](const ModuleRow& r) { return SqlValue(r.c.thread(r.c.model.ranges.track[r.i])); }},
+    }};
+
+// Module calls nest like the Python frames they are: a module's parent is the innermost module
+// among the frames around it. Parents come before their children in row order.
+void write_modules(Context& c) {
+  TableWriter<ModuleRow> modules(c.db, kModules);
+  const RangeTable& r = c.model.ranges;
+  const OpTree& tree = c.trace.tree();
+  std::unordered_map<size_t, int64_t> id_of_row;
+  for (size_t i = 0; i < r.size(); ++i) {
+    if (r.kind[i] != RangeKind::Module) continue;
+    ModuleRow row{c, i, static_cast<int64_t>(id_of_row.size()), std::nullopt};
+    for (int64_t frame = tree.parent_frame[i]; frame >= 0; frame = tree.parent_frame[static_cast<size_t>(frame)]) {
+      const auto found = id_of_row.find(static_cast<size_t>(frame));
+      if (found != id_of_row.end()) {
+        row.parent = found->second;
+        break;
+      }
+    }
+    id_of_row.emplace(i, row.id);
+    modules.insert(row);
+  }
+}
+
 // An operator's flops (range_flops), derived once per distinct (name, args); nothing for 0.
 class OperatorFlops {
  public:
@@ -236,6 +278,7 @@ std::unordered_set<uint64_t> write_connections(Context& c) {
 }  // namespace
 
 void write_pytorch_tables(Context& c) {
+  write_modules(c);
   TableWriter<ApiType> types(c.db, kApiTypeTable);
   for (const ApiType& type : kApiTypes) types.insert(type);
 

@@ -12,11 +12,12 @@ inline constexpr int kSchemaVersion = 1;
 void write_gpu_tables(Context& c);
 // CUPTI_ACTIVITY_KIND_RUNTIME, _DRIVER (api_tables.cpp).
 void write_api_tables(Context& c);
-// PYTORCH_API, ENUM_API_TYPE, CONNECTION_IDS, STEP_TIME, GC_RECORD (pytorch_tables.cpp).
+// PYTORCH_API, ENUM_API_TYPE, CONNECTION_IDS, PYTORCH_CALLCHAINS, STEP_TIME, GC_RECORD, MODULES
+// (pytorch_tables.cpp).
 void write_pytorch_tables(Context& c);
 // NVTX_EVENTS: mstx marks, ranges and domains (nvtx_tables.cpp).
 void write_nvtx_tables(Context& c);
-// MEMORY_RECORD, OP_MEMORY (memory_tables.cpp).
+// MEMORY_RECORD, OP_MEMORY, MEMORY_CATEGORIES (memory_tables.cpp).
 void write_memory_tables(Context& c);
 // META_DATA, META_DATA_EXPORT, PROCESSES, ThreadNames, COUNTERS (run_tables.cpp).
 void write_run_tables(Context& c, const DatabaseOptions& options);
