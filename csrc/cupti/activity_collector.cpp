@@ -22,9 +22,14 @@ class ActivityCollector::BufferPool {
 
   size_t buffer_bytes() const { return buffer_bytes_; }
 
+  // A session's limit: buffers beyond it are freed now if idle, else when CUPTI hands them back.
   void set_limit(size_t max_buffers) {
     std::lock_guard<std::mutex> lock(mutex_);
     max_buffers_ = max_buffers;
+    while (allocated_ > max_buffers_ && !free_.empty()) {
+      free_.pop_back();
+      --allocated_;
+    }
   }
 
   uint8_t* acquire() noexcept {
@@ -46,10 +51,14 @@ class ActivityCollector::BufferPool {
   void release(uint8_t* buffer) noexcept {
     std::unique_ptr<uint8_t[]> owned(buffer);
     std::lock_guard<std::mutex> lock(mutex_);
+    if (allocated_ > max_buffers_) {  // over a lowered limit: freed by `owned`
+      --allocated_;
+      return;
+    }
     try {
       free_.push_back(std::move(owned));
     } catch (...) {
-      // the buffer is freed by `owned`
+      --allocated_;  // freed by `owned`
     }
   }
 

@@ -44,7 +44,8 @@ struct FakeCupti {
     static FakeCupti fake = [] {
       void* handle = dlopen(PERFPROF_FAKE_CUPTI, RTLD_NOW | RTLD_LOCAL);
       FakeCupti f{};
-      f.reset = reinterpret_cast<void (*)()>(dlsym(handle, "fake_cupti_reset"));
+      // The collector registers its callbacks once per process, as CUPTI keeps them.
+      f.reset = reinterpret_cast<void (*)()>(dlsym(handle, "fake_cupti_reset_keeping_callbacks"));
       f.drop_next = reinterpret_cast<void (*)(uint32_t)>(dlsym(handle, "fake_cupti_drop_next"));
       f.set_completion_hooks =
           reinterpret_cast<decltype(f.set_completion_hooks)>(dlsym(handle, "fake_cupti_set_completion_hooks"));

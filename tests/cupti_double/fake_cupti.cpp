@@ -209,7 +209,8 @@ class FakeCupti {
   // Delivery and lifetime.
   CUptiResult flush_all();
   void finalize();
-  void reset();
+  // keep_callbacks: the client's buffer and timestamp callbacks (and thread id type) stay.
+  void reset(bool keep_callbacks);
   Counters counters();
 
  private:
@@ -576,12 +577,19 @@ void FakeCupti::finalize() {
   settings_.timestamp = nullptr;
 }
 
-void FakeCupti::reset() {
+void FakeCupti::reset(bool keep_callbacks) {
   Lock lock(mutex_);
   current_.reset();
   pending_.clear();
   wait_until_idle(lock);  // for a delivery in progress
+  const Settings kept = settings_;
   settings_ = Settings{};
+  if (keep_callbacks) {
+    settings_.request = kept.request;
+    settings_.complete = kept.complete;
+    settings_.timestamp = kept.timestamp;
+    settings_.thread_id_type = kept.thread_id_type;
+  }
   ++generation_;
 }
 
@@ -933,7 +941,11 @@ CUptiResult CUPTIAPI cuptiFinalize(void) {
 // --- Control API (fake_cupti_control.h) ------------------------------------------------------
 
 void fake_cupti_reset(void) {
-  control_entry([](FakeCupti& cupti) { cupti.reset(); });
+  control_entry([](FakeCupti& cupti) { cupti.reset(false); });
+}
+
+void fake_cupti_reset_keeping_callbacks(void) {
+  control_entry([](FakeCupti& cupti) { cupti.reset(true); });
 }
 
 void fake_cupti_set_version(uint32_t version) {

@@ -32,6 +32,11 @@ extern "C" {
  * completion callback in progress to return. Correlation ids keep counting. */
 FAKE_CUPTI_API void fake_cupti_reset(void);
 
+/* fake_cupti_reset, except that the client's buffer and timestamp callbacks and its thread-id
+ * type stay registered: for tests of a client that registers them once per process (perfprof's
+ * collector does, as CUPTI keeps them), run one after another in one process. */
+FAKE_CUPTI_API void fake_cupti_reset_keeping_callbacks(void);
+
 /* The version cuptiGetVersion reports (default CUPTI_API_VERSION of the headers built against). */
 FAKE_CUPTI_API void fake_cupti_set_version(uint32_t version);
 

@@ -51,6 +51,7 @@ namespace {
   X(cuptiActivityEnableLaunchAttributes);    \
   X(cuptiFinalize);                          \
   X(fake_cupti_reset);                       \
+  X(fake_cupti_reset_keeping_callbacks);     \
   X(fake_cupti_set_version);                 \
   X(fake_cupti_fail);                        \
   X(fake_cupti_now);                         \
@@ -244,6 +245,21 @@ class FakeCupti : public ::testing::Test {
 };
 
 // --- Tests ---------------------------------------------------------------------------------
+
+// A reset keeping the callbacks forgets everything else (enabled kinds too); a plain reset
+// forgets the callbacks as well, so nothing more is delivered.
+TEST_F(FakeCupti, AResetKeepingCallbacksStillDeliversToThem) {
+  lib().fake_cupti_reset_keeping_callbacks();
+  EXPECT_EQ(lib().fake_cupti_buffers_requested(), 0u);
+  enable({CUPTI_ACTIVITY_KIND_RUNTIME});
+  launch();
+  EXPECT_EQ(flush().size(), 1u);
+  lib().fake_cupti_reset();
+  enable({CUPTI_ACTIVITY_KIND_RUNTIME});
+  launch();
+  EXPECT_EQ(lib().cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), CUPTI_ERROR_INVALID_OPERATION);
+  EXPECT_EQ(Client::get().records().size(), 1u);
+}
 
 TEST_F(FakeCupti, RecordsOfDisabledKindsAreNotProduced) {
   enable({CUPTI_ACTIVITY_KIND_MEMSET});
