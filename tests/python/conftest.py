@@ -19,3 +19,11 @@ def export(tmp_path):
         return load_trace(path)
 
     return _export
+
+
+@pytest.fixture(autouse=True)
+def _fresh_once_warnings():
+    """Each test sees perfprof's once-per-process warnings as a fresh process would: a test
+    expecting one must not depend on no earlier test having said it."""
+    with perfprof._logging._said_lock:
+        perfprof._logging._said.clear()
