@@ -77,6 +77,15 @@ void append_int_tree_json(std::string& out, const IntTree& tree) {
   append_int_tree_node(out, tree, 0);
 }
 
+void append_texts_json(std::string& out, const std::vector<StringId>& texts, const std::vector<std::string>& strings) {
+  out += '[';
+  for (size_t k = 0; k < texts.size(); ++k) {
+    if (k > 0) out += ',';
+    append_json_string(out, strings[texts[k]]);
+  }
+  out += ']';
+}
+
 std::vector<std::vector<int64_t>> int_lists_of(const IntTree& tree) {
   std::vector<std::vector<int64_t>> lists;
   if (tree.empty() || !tree[0].is_list) return lists;

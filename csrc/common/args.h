@@ -120,6 +120,9 @@ std::vector<std::vector<int64_t>> int_lists_of(const IntTree& tree);
 // than the tree holds ends with the tree, so the text is always valid.
 void append_int_tree_json(std::string& out, const IntTree& tree);
 
+// Appends `texts` (ids into `strings`) as a JSON list of strings: ["float","Scalar"].
+void append_texts_json(std::string& out, const std::vector<StringId>& texts, const std::vector<std::string>& strings);
+
 // Interned argument sets: events store a 32-bit id. Id 0 is the empty set. Thread-safe.
 class ArgSetTable {
  public:

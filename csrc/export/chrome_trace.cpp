@@ -42,12 +42,7 @@ std::string arg_members_json(const ArgSet& set, const TraceModel& model) {
     } else if (const auto* text = std::get_if<StringId>(&arg.value)) {
       append_json_string(out, model.str(*text));
     } else if (const auto* texts = std::get_if<std::vector<StringId>>(&arg.value)) {
-      out += '[';
-      for (size_t k = 0; k < texts->size(); ++k) {
-        if (k > 0) out += ',';
-        append_json_string(out, model.str((*texts)[k]));
-      }
-      out += ']';
+      append_texts_json(out, *texts, model.strings);
     } else if (const auto* tree = std::get_if<IntTree>(&arg.value)) {
       append_int_tree_json(out, *tree);
     }

@@ -41,42 +41,46 @@ class OutputFile::Compressor {
   std::vector<Bytef> out_;
 };
 
-namespace {
-
-// Beside the target (so the final rename stays on one file system), unique per process and call.
-std::string unique_temp_path(const std::string& path) {
+TemporaryPath::TemporaryPath(std::string target) : target_(std::move(target)) {
   static std::atomic<uint64_t> sequence{0};
-  return fmt::format("{}.tmp{}.{}", path, getpid(), sequence.fetch_add(1));
+  path_ = fmt::format("{}.tmp{}.{}", target_, getpid(), sequence.fetch_add(1));
 }
 
-}  // namespace
+TemporaryPath::~TemporaryPath() {
+  if (!renamed_) std::remove(path_.c_str());
+}
+
+void TemporaryPath::rename_into_place() {
+  if (std::rename(path_.c_str(), target_.c_str()) != 0) {
+    throw std::runtime_error(fmt::format("cannot create '{}': {}", target_, std::strerror(errno)));
+  }
+  renamed_ = true;
+}
 
 bool OutputFile::wants_gzip(std::string_view path) {
   return path.size() >= 3 && path.substr(path.size() - 3) == ".gz";
 }
 
-OutputFile::OutputFile(std::string path, int gzip_level)
-    : path_(std::move(path)), temp_path_(unique_temp_path(path_)) {
+OutputFile::OutputFile(std::string path, int gzip_level) : temp_(std::move(path)) {
   // The compressor first: if it throws, no file has been opened (the destructor would not run).
-  if (wants_gzip(path_)) {
+  if (wants_gzip(temp_.target())) {
     try {
       compressor_ = std::make_unique<Compressor>(gzip_level);
     } catch (const std::runtime_error&) {
       throw std::runtime_error(
-          fmt::format("cannot compress '{}': invalid gzip level {}", path_, gzip_level));
+          fmt::format("cannot compress '{}': invalid gzip level {}", temp_.target(), gzip_level));
     }
   }
-  file_ = std::fopen(temp_path_.c_str(), "wb");
+  file_ = std::fopen(temp_.path().c_str(), "wb");
   if (!file_) fail("cannot create");
 }
 
 OutputFile::~OutputFile() {
-  if (file_) std::fclose(file_);
-  if (!committed_) std::remove(temp_path_.c_str());
+  if (file_) std::fclose(file_);  // before temp_ removes the file
 }
 
 void OutputFile::fail(const char* what) const {
-  throw std::runtime_error(fmt::format("{} '{}': {}", what, path_, std::strerror(errno)));
+  throw std::runtime_error(fmt::format("{} '{}': {}", what, temp_.target(), std::strerror(errno)));
 }
 
 void OutputFile::write_raw(const char* data, size_t size) {
@@ -103,8 +107,7 @@ void OutputFile::commit() {
   std::FILE* file = file_;
   file_ = nullptr;
   if (std::fclose(file) != 0) fail("cannot write");
-  if (std::rename(temp_path_.c_str(), path_.c_str()) != 0) fail("cannot create");
-  committed_ = true;
+  temp_.rename_into_place();
 }
 
 }  // namespace perfprof

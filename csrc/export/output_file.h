@@ -10,6 +10,26 @@
 
 namespace perfprof {
 
+// A temporary file's path beside `target` (so the final rename stays on one file system), unique
+// per process and call. The file there is removed unless it was renamed into place.
+class TemporaryPath {
+ public:
+  explicit TemporaryPath(std::string target);
+  ~TemporaryPath();
+  TemporaryPath(const TemporaryPath&) = delete;
+  TemporaryPath& operator=(const TemporaryPath&) = delete;
+
+  const std::string& path() const { return path_; }
+  const std::string& target() const { return target_; }
+  // Throws std::runtime_error naming the target when it cannot be.
+  void rename_into_place();
+
+ private:
+  std::string target_;
+  std::string path_;
+  bool renamed_ = false;
+};
+
 class OutputFile {
  public:
   // Throws std::runtime_error naming the path when the file cannot be created.
@@ -23,7 +43,7 @@ class OutputFile {
   void write_if_large(std::string& buffer);
   void commit();                      // flushes, closes and renames into place
 
-  const std::string& path() const { return path_; }
+  const std::string& path() const { return temp_.target(); }
   static bool wants_gzip(std::string_view path);
 
   // Level 1: traces are repetitive text, so the fastest level already compresses ~10x.
@@ -35,11 +55,9 @@ class OutputFile {
   [[noreturn]] void fail(const char* what) const;
   void write_raw(const char* data, size_t size);
 
-  std::string path_;
-  std::string temp_path_;
+  TemporaryPath temp_;
   std::FILE* file_ = nullptr;
   std::unique_ptr<Compressor> compressor_;
-  bool committed_ = false;
 };
 
 }  // namespace perfprof

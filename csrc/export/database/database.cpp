@@ -1,46 +1,15 @@
 #include "export/database/database.h"
 
-#include <unistd.h>
-
-#include <atomic>
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
 #include <stdexcept>
 
 #include <fmt/format.h>
 
 #include "export/database/sqlite.h"
 #include "export/database/tables.h"
+#include "export/output_file.h"
 
 namespace perfprof {
 namespace {
-
-// The temporary file a database is written to, removed unless renamed into place.
-class TemporaryPath {
- public:
-  explicit TemporaryPath(const std::string& target) {
-    static std::atomic<uint64_t> sequence{0};
-    path_ = fmt::format("{}.tmp{}.{}", target, getpid(), sequence.fetch_add(1));
-  }
-  ~TemporaryPath() {
-    if (!renamed_) std::remove(path_.c_str());
-  }
-  TemporaryPath(const TemporaryPath&) = delete;
-  TemporaryPath& operator=(const TemporaryPath&) = delete;
-
-  const std::string& path() const { return path_; }
-  void rename_to(const std::string& target) {
-    if (std::rename(path_.c_str(), target.c_str()) != 0) {
-      throw std::runtime_error(fmt::format("cannot create '{}': {}", target, std::strerror(errno)));
-    }
-    renamed_ = true;
-  }
-
- private:
-  std::string path_;
-  bool renamed_ = false;
-};
 
 void write_tables(db::Database& database, const AnalysedTrace& trace, const db::DatabaseOptions& options) {
   db::Context context(database, trace);
@@ -68,7 +37,7 @@ void write_database(const AnalysedTrace& trace, const std::string& path, const d
     // SQLite's errors name the temporary file: name the one the caller asked for.
     throw std::runtime_error(fmt::format("cannot write '{}': {}", path, error.what()));
   }
-  temporary.rename_to(path);
+  temporary.rename_into_place();
 }
 
 }  // namespace perfprof

@@ -11,7 +11,7 @@
 
 #include "analysis/op_annotations.h"
 #include "analysis/op_tree.h"
-#include "common/json_text.h"
+#include "analysis/profiler_steps.h"
 #include "export/database/table.h"
 #include "export/database/tables.h"
 
@@ -198,20 +198,23 @@ struct RangeRef {
   size_t i;
 };
 
-const Table<RangeRef> kSteps{
+struct StepRef {
+  const Context& c;
+  const ProfilerStep& step;
+};
+
+const Table<StepRef> kSteps{
     "STEP_TIME",
     {
         {"id", SqlType::Integer,
-         [](const RangeRef& r) {
-           // The N of ProfilerStep#N.
-           const std::string& name = r.c.model.str(r.c.model.ranges.name[r.i]);
-           int64_t number = 0;
-           const char* digits = name.data() + std::min(name.size(), kProfilerStepPrefix.size());
-           const auto [end, error] = std::from_chars(digits, name.data() + name.size(), number);
-           return error == std::errc() && end == name.data() + name.size() ? SqlValue(number) : SqlValue();
+         [](const StepRef& r) {
+           const std::string& number = r.step.number;  // the N of ProfilerStep#N
+           int64_t id = 0;
+           const auto [end, error] = std::from_chars(number.data(), number.data() + number.size(), id);
+           return error == std::errc() && end == number.data() + number.size() ? SqlValue(id) : SqlValue();
          }},
-        {"startNs", SqlType::Integer, [](const RangeRef& r) { return SqlValue(r.c.time(r.c.model.ranges.begin_ns[r.i])); }},
-        {"endNs", SqlType::Integer, [](const RangeRef& r) { return SqlValue(r.c.time(r.c.model.ranges.end_ns[r.i])); }},
+        {"startNs", SqlType::Integer, [](const StepRef& r) { return SqlValue(r.c.time(r.step.begin_ns)); }},
+        {"endNs", SqlType::Integer, [](const StepRef& r) { return SqlValue(r.c.time(r.step.end_ns)); }},
     }};
 
 std::optional<int64_t> gc_arg(const RangeRef& r, ArgKey key) {
@@ -246,12 +249,9 @@ std::vector<InputTexts> input_texts(Context& c) {
   for (size_t id = 0; id < texts.size(); ++id) {
     const ArgSet& set = c.model.arg_sets[id];
     if (const auto* types = set.find<std::vector<StringId>>(ArgKey::InputTypes)) {
-      std::string text = "[";
-      for (size_t k = 0; k < types->size(); ++k) {
-        if (k > 0) text += ',';
-        append_json_string(text, c.model.str((*types)[k]));
-      }
-      texts[id].dtypes = c.strings.id(text + "]");
+      std::string text;
+      append_texts_json(text, *types, c.model.strings);
+      texts[id].dtypes = c.strings.id(text);
     }
     if (const auto* dims = set.find<IntTree>(ArgKey::InputDims)) {
       std::string text;
@@ -292,10 +292,10 @@ void write_pytorch_tables(Context& c) {
   TableWriter<ApiRow> api(c.db, kPytorchApi);
   Callchains callchains(c);
   OperatorFlops flops(c.model);
-  TableWriter<RangeRef> steps(c.db, kSteps);
+  TableWriter<StepRef> steps(c.db, kSteps);
+  for (const ProfilerStep& step : profiler_steps(c.model)) steps.insert({c, step});
   TableWriter<RangeRef> gc(c.db, kGcRecords);
   for (size_t i = 0; i < r.size(); ++i) {
-    if (r.kind[i] == RangeKind::Step) steps.insert({c, i});
     if (r.kind[i] == RangeKind::Gc) gc.insert({c, i});
     if (!is_pytorch_api(r.kind[i])) continue;
     const InputTexts& inputs = texts[index_of(r.args[i])];
