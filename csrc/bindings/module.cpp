@@ -309,7 +309,7 @@ PYBIND11_MODULE(_core, m) {
       .def("start", [](StepController& c, int first) { return to_list(c.start(to_action(first))); }, py::arg("first"))
       .def("advance", [](StepController& c, int next) { return to_list(c.advance(to_action(next))); }, py::arg("next"))
       .def("stop", [](StepController& c) { return to_list(c.stop()); })
-      .def_property_readonly("step", &StepController::step)
+      .def_property("step", &StepController::step, &StepController::set_step)
       .def_property_readonly("current", [](const StepController& c) { return static_cast<int>(c.current()); })
       .def_property_readonly("previous", [](const StepController& c) { return static_cast<int>(c.previous()); });
 

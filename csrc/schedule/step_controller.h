@@ -32,6 +32,8 @@ class StepController {
   std::vector<Transition> stop();
 
   int64_t step() const { return step_; }
+  // Renumbers the current step (torch.profiler's writable step_num); the actions stay as they are.
+  void set_step(int64_t step) { step_ = step; }
   ProfilerAction current() const { return current_; }
   ProfilerAction previous() const { return previous_; }
 

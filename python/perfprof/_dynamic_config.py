@@ -20,6 +20,7 @@ import os
 import re
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
+from ._node_config import read_file
 from ._options import ProfilerOptions
 from .activity import ProfilerActivity
 from .experimental_config import ExperimentalConfig
@@ -72,7 +73,16 @@ def _bool(value: Any) -> bool:
 _PATH_PART = re.compile(r"^[A-Za-z0-9_-]+$")
 
 
-def _prof_dir(value: Any) -> str:
+def checked_path(caller: str, value: Any) -> str:
+    """`value` when it is a path dynamic profiling may use (see :func:`_safe_path`); else a
+    ``ValueError`` starting with `caller`."""
+    try:
+        return _safe_path(value)
+    except _Invalid as error:
+        raise ValueError(f"{caller}: {error}") from None
+
+
+def _safe_path(value: Any) -> str:
     """Letters, digits, '_' and '-' in each part ('.' and '..' as whole parts), no symbolic link."""
     if not isinstance(value, str) or not value:
         raise _Invalid(f"must be a non-empty path, got {json.dumps(value)}")
@@ -105,7 +115,7 @@ _COLLECTION_FIELDS: Dict[str, Callable[[Any], Any]] = {
     "start_step": _int_at_least(-1),
     "active": _int_at_least(1),
     "warmup": _int_at_least(0),
-    "prof_dir": _prof_dir,
+    "prof_dir": _safe_path,
     "analyse": _bool,
     "async_mode": _bool,
     "is_rank": _bool,
@@ -186,16 +196,18 @@ def _experimental_config(value: Any, problems: List[str]) -> ExperimentalConfig:
 class ConfigWatcher:
     """Sees each new content of a profiler_config.json once it parses.
 
-    ``poll()`` reads the file and returns its config when its content differs from the last one
-    taken (or, at first, from what the file held when the watcher was made: the template is not
-    a request). A content that does not parse is reported once and not taken, so the file is read
-    again at the next poll; a missing file gives nothing.
+    ``poll()`` reads the file (through `read`, by default directly) and returns its config when
+    its content differs from the last one taken (or, at first, from what the file held when the
+    watcher was made: the template is not a request). A content that does not parse is reported
+    once and not taken, so the file is read again at the next poll; a missing file gives nothing.
     """
 
-    def __init__(self, path: str, report: Callable[[str], None]) -> None:
+    def __init__(self, path: str, report: Callable[[str], None],
+                 read: Optional[Callable[[], Optional[bytes]]] = None) -> None:
         self.path = path
         self._report = report
-        self._taken = self._digest(self._read())
+        self._read = read or (lambda: read_file(path))
+        self._taken = self._digest(read_file(path))
         self._reported: Optional[str] = None  # the last content whose problems were reported
 
     def poll(self) -> Optional[DynamicConfig]:
@@ -211,13 +223,6 @@ class ConfigWatcher:
         if config is not None:
             self._taken = digest
         return config
-
-    def _read(self) -> Optional[bytes]:
-        try:
-            with open(self.path, "rb") as file:
-                return file.read()
-        except OSError:
-            return None
 
     @staticmethod
     def _digest(content: Optional[bytes]) -> Optional[str]:

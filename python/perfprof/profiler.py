@@ -371,8 +371,18 @@ class profile(_KinetoProfile):
 
     @property
     def step_num(self) -> int:
-        """The current step number (0 before the first step())."""
+        """The current step number (0 before the first step()). Writable, as torch.profiler's:
+        the schedule and the ``ProfilerStep#N`` ranges count on from a number set here (a job
+        that starts profiling at step 100 sets 100 before start())."""
         return self._controller.step
+
+    @step_num.setter
+    def step_num(self, value: int) -> None:
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise TypeError(f"profile: 'step_num' must be an int, got {type(value).__name__}")
+        if value < 0:
+            raise ValueError(f"profile: 'step_num' must be 0 or more, got {value}")
+        self._controller.step = value
 
     @property
     def current_action(self) -> ProfilerAction:

@@ -85,6 +85,16 @@ TEST(StepController, TracksStepAndActions) {
   EXPECT_EQ(controller.previous(), A::RecordAndSave);
 }
 
+TEST(StepController, RenumberedStepCountsOnFromTheNewNumber) {
+  StepController controller;
+  controller.start(A::Record);
+  controller.set_step(41);
+  EXPECT_EQ(controller.step(), 41);
+  EXPECT_EQ(controller.current(), A::Record);
+  controller.advance(A::RecordAndSave);
+  EXPECT_EQ(controller.step(), 42);
+}
+
 // Drives a controller the way the profiler does: start at step 0, step() `advances` times, stop.
 // Returns each transition with the step number at which it happened.
 std::vector<std::pair<int64_t, Transition>> simulate(const Schedule& schedule, int advances) {

@@ -5,6 +5,7 @@ Exit codes: 0 everything asked for was done; 1 some of it failed (each failure i
 """
 from __future__ import annotations
 
+import os
 import sys
 from typing import List, Optional
 
@@ -17,7 +18,7 @@ EXIT_FAILED = 1
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="perfprof", prog_name="perfprof")
 def main() -> None:
-    """perfprof: what happens after a profiled run (analyse; more to come)."""
+    """perfprof: profile a script (run) and what happens after a profiled run (analyse)."""
 
 
 @main.command()
@@ -62,3 +63,125 @@ def analyse(paths: List[str], max_process_number: Optional[int], data_simplifica
         except ValueError as error:
             raise click.ClickException(str(error)) from None
     sys.exit(EXIT_FAILED if failures else EXIT_OK)
+
+
+@main.command(context_settings={"allow_interspersed_args": False, "ignore_unknown_options": True})
+@click.option("-m", "module", metavar="MODULE", default=None, help="Run a module, as `python -m MODULE`.")
+@click.option("-o", "--output", default="perfprof_result", show_default=True, type=click.Path(file_okay=False),
+              help="The folder the run directories are written into.")
+@click.option("--config", "config_file", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="Collect as a profiler_config.json says (its prof_dir, start_step, warmup, active and options) "
+                   "instead of the options below.")
+@click.option("--steps-on", type=click.Choice(["optimizer", "explicit"]), default="optimizer", show_default=True,
+              help="What ends a step: each optimizer step (torch's step post-hook), or each call of "
+                   "perfprof.dynamic_profile.step() in the script.")
+@click.option("--schedule", "schedule_text", metavar="wait=N,warmup=N,active=N[,repeat=N,skip_first=N]",
+              default=None, help="The steps to record, as perfprof.schedule() takes them [default: every step].")
+@click.option("--activities", default=None, metavar="cpu,cuda",
+              help="What to collect [default: every activity this machine supports].")
+@click.option("--record-shapes", is_flag=True, help="Record each operator's input shapes.")
+@click.option("--profile-memory", is_flag=True, help="Record tensor allocations and frees.")
+@click.option("--with-stack", is_flag=True, help="Record Python calls.")
+@click.option("--with-flops", is_flag=True, help="Estimate FLOPs of matrix multiplications and attention.")
+@click.option("--with-modules", is_flag=True, help="Record each nn.Module forward as a range.")
+@click.option("--export-type", default=None, metavar="text,db", help="What the run directory gets [default: text].")
+@click.option("--profiler-level", default=None, metavar="LEVEL", help="Level0, Level1, Level2 or Level_none.")
+@click.option("--mstx", is_flag=True, help="Record mstx markers and ranges.")
+@click.option("--gc-detect-threshold", type=click.FloatRange(min=0), default=None, metavar="MS",
+              help="Record garbage collections longer than MS milliseconds.")
+@click.option("--worker-name", default=None, help="Prefix of the run directory [default: {host}_{pid}].")
+@click.option("--no-analyse", is_flag=True, help="Write the capture only; `perfprof analyse` builds the rest later.")
+@click.argument("target_and_args", nargs=-1, type=click.UNPROCESSED)
+def run(module: Optional[str], output: str, config_file: Optional[str], steps_on: str,
+        schedule_text: Optional[str], activities: Optional[str], record_shapes: bool, profile_memory: bool,
+        with_stack: bool, with_flops: bool, with_modules: bool, export_type: Optional[str],
+        profiler_level: Optional[str], mstx: bool, gc_detect_threshold: Optional[float], worker_name: Optional[str],
+        no_analyse: bool, target_and_args: List[str]) -> None:
+    """Profile SCRIPT (or -m MODULE) with its ARGS, unchanged; exits with its exit code.
+
+    \b
+    perfprof run --schedule wait=1,warmup=1,active=2 --record-shapes train.py --epochs 1
+    perfprof run --export-type text,db -m mypackage.train --lr 0.1
+    perfprof run --config profiler_config.json train.py
+
+    Steps are counted on optimizer steps (or dp.step() calls with --steps-on explicit); each
+    recorded step is a ProfilerStep#N range. The run directories are printed at the end.
+    """
+    from .._run import RunProfile, RunTarget, run as run_target
+
+    if module is None and not target_and_args:
+        raise click.UsageError("give a SCRIPT to run, or -m MODULE")
+    target = (RunTarget(module, True, list(target_and_args)) if module is not None
+              else RunTarget(target_and_args[0], False, list(target_and_args[1:])))
+    if not target.is_module and not os.path.isfile(target.name):
+        raise click.UsageError(f"no such script: {target.name}")
+    profile_flags = dict(record_shapes=record_shapes, profile_memory=profile_memory, with_stack=with_stack,
+                         with_flops=with_flops, with_modules=with_modules)
+    experimental = dict(export_type=_list(export_type), profiler_level=profiler_level, mstx=mstx or None,
+                        gc_detect_threshold=gc_detect_threshold)
+    if config_file is not None:
+        given = [f"--{name.replace('_', '-')}" for name, value in {**profile_flags, **experimental}.items() if value]
+        given += [name for name, value in (("--schedule", schedule_text), ("--activities", activities)) if value]
+        if given:
+            raise click.UsageError(f"--config gives the options; {', '.join(given)} cannot be used with it")
+        how = RunProfile(output=output, steps_on=steps_on, config=_read_config(config_file), config_source=config_file,
+                         worker_name=worker_name, analyse=not no_analyse)
+    else:
+        how = RunProfile(output=output, steps_on=steps_on, worker_name=worker_name, analyse=not no_analyse,
+                         options=_options(activities, profile_flags, experimental),
+                         schedule=_schedule(schedule_text))
+    code, run_dirs = run_target(target, how)
+    for run_dir in run_dirs:
+        click.echo(f"perfprof: run directory: {run_dir}", err=True)
+    if not run_dirs:
+        click.echo("perfprof: no run directory was written (no step was recorded)", err=True)
+    sys.exit(code)
+
+
+def _list(text: Optional[str]) -> Optional[List[str]]:
+    return None if text is None else [item.strip() for item in text.split(",") if item.strip()]
+
+
+def _options(activities: Optional[str], flags: dict, experimental: dict):  # type: ignore[no-untyped-def]
+    from .._options import ProfilerOptions
+    from ..experimental_config import ExperimentalConfig
+
+    try:
+        config = ExperimentalConfig(**{key: value for key, value in experimental.items() if value is not None})
+        return ProfilerOptions.checked("perfprof run", activities=_list(activities) and
+                                       [item.upper() for item in _list(activities)],
+                                       experimental_config=config, **flags)
+    except (TypeError, ValueError) as error:
+        raise click.UsageError(str(error)) from None
+
+
+def _schedule(text: Optional[str]):  # type: ignore[no-untyped-def]
+    if text is None:
+        return None
+    from ..schedule import schedule
+
+    fields = {}
+    for item in _list(text) or []:
+        name, _, value = item.partition("=")
+        try:
+            fields[name.strip()] = int(value)
+        except ValueError:
+            raise click.BadParameter(f"{item!r} is not NAME=INTEGER", param_hint="--schedule") from None
+    try:
+        return schedule(**fields)
+    except TypeError as error:
+        raise click.BadParameter(str(error), param_hint="--schedule") from None
+    except ValueError as error:
+        raise click.BadParameter(str(error), param_hint="--schedule") from None
+
+
+def _read_config(path: str):  # type: ignore[no-untyped-def]
+    from .._dynamic_config import parse
+
+    with open(path, encoding="utf-8", errors="replace") as file:
+        config, problems = parse(file.read())
+    for problem in problems:
+        click.echo(f"perfprof: {path}: {problem}", err=True)
+    if config is None:
+        raise click.BadParameter(f"{path} is not a profiler_config.json", param_hint="--config")
+    return config

@@ -1,0 +1,83 @@
+"""Dynamic profiling's maintenance logs, as the spec lays them out::
+
+    {config_dir}/log/dp_{host}_{pid}_rank_{rank}.log           what dynamic profiling did
+    {config_dir}/log/monitor_dp_{host}_{pid}_rank_{rank}.log   what it read from profiler_config.json
+
+Each file holds at most 200 KB; the oldest lines then move to one ``.1`` backup, and the
+backup's oldest go. The log directory is made 0750 and the files 0640: a shared configuration
+directory must not hand a job's logs to every user of the filesystem.
+
+Warnings and errors also reach perfprof's logger (stderr by default), so a refused config is not
+only in a file the user may never open.
+"""
+from __future__ import annotations
+
+import itertools
+import logging
+import logging.handlers
+import os
+import socket
+from typing import List
+
+MAX_LOG_BYTES = 200 * 1024
+LOG_DIR_MODE = 0o750
+LOG_FILE_MODE = 0o640
+_FORMAT = "%(asctime)s [%(levelname)s] [%(process)d] %(filename)s: %(message)s"
+
+_instances = itertools.count()  # a logger name per DynamicLogs: several may live in one process
+
+
+class _PrivateRotatingFile(logging.handlers.RotatingFileHandler):
+    """A RotatingFileHandler whose files (the new one after each rollover too) are 0640."""
+
+    def _open(self):  # type: ignore[no-untyped-def]
+        stream = super()._open()
+        os.chmod(self.baseFilename, LOG_FILE_MODE)
+        return stream
+
+
+class DynamicLogs:
+    """The two loggers of one process: ``actions`` (dp_…log) and ``monitor`` (monitor_dp_…log)."""
+
+    def __init__(self, config_dir: str, rank: int) -> None:
+        self.directory = os.path.join(config_dir, "log")
+        os.makedirs(self.directory, mode=LOG_DIR_MODE, exist_ok=True)
+        os.chmod(self.directory, LOG_DIR_MODE)
+        name = f"{socket.gethostname()}_{os.getpid()}_rank_{rank}.log"
+        instance = next(_instances)
+        self.actions = self._logger(f"perfprof.dynamic.{instance}", f"dp_{name}")
+        self.monitor = self._logger(f"perfprof.dynamic.{instance}.monitor", f"monitor_dp_{name}")
+
+    def _logger(self, logger_name: str, file_name: str) -> logging.Logger:
+        handler = _PrivateRotatingFile(os.path.join(self.directory, file_name), maxBytes=MAX_LOG_BYTES,
+                                       backupCount=1, encoding="utf-8", delay=False)
+        handler.setFormatter(logging.Formatter(_FORMAT))
+        handler.setLevel(logging.INFO)
+        logger = logging.getLogger(logger_name)
+        logger.setLevel(logging.INFO)
+        logger.addHandler(handler)
+        logger.addFilter(_ToStderrAboveInfo())
+        logger.propagate = False
+        return logger
+
+    @property
+    def files(self) -> List[str]:
+        """The paths of the two current log files."""
+        return [handler.baseFilename for logger in (self.actions, self.monitor) for handler in logger.handlers]
+
+    def close(self) -> None:
+        for logger in (self.actions, self.monitor):
+            for handler in list(logger.handlers):
+                logger.removeHandler(handler)
+                handler.close()
+
+
+class _ToStderrAboveInfo(logging.Filter):
+    """Passes every record to the file, and hands warnings and errors to perfprof's logger too."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno >= logging.WARNING:
+            shown = logging.makeLogRecord(record.__dict__)
+            shown.msg, shown.args = f"perfprof: dynamic_profile: {record.getMessage()}", None
+            logging.getLogger("perfprof").handle(shown)
+        return True

@@ -1,0 +1,120 @@
+"""``perfprof run``: profile a script or module without changing it, as ``nsys profile`` does.
+
+The target runs in this process (as ``python script.py`` / ``python -m module`` would run it:
+``sys.argv``, ``sys.path[0]`` and ``__main__`` are the target's) under perfprof's dynamic
+profiler, which counts steps on optimizer steps (torch's step post-hook) or on
+``perfprof.dynamic_profile.step()`` calls. What it collects is either the ``profile()``
+options given on the command line, recorded from the start (or as ``--schedule`` says) until the
+target ends, or a profiler_config.json (``--config``), collected from its ``start_step``.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import runpy
+import sys
+import traceback
+from typing import Callable, List, Optional
+
+from ._dynamic_config import DynamicConfig
+from ._options import ProfilerOptions
+
+STEPS_ON_OPTIMIZER = "optimizer"
+STEPS_ON_EXPLICIT = "explicit"
+
+EXIT_INTERRUPTED = 130  # as a shell reports a SIGINT
+
+
+@dataclasses.dataclass(frozen=True)
+class RunTarget:
+    """What to run: a script path, or a module name (``-m``), with its arguments."""
+
+    name: str
+    is_module: bool
+    args: List[str]
+
+
+@dataclasses.dataclass(frozen=True)
+class RunProfile:
+    """How to profile it: ``profile()`` options and schedule, or a profiler_config.json."""
+
+    output: str
+    steps_on: str = STEPS_ON_OPTIMIZER
+    options: ProfilerOptions = dataclasses.field(default_factory=ProfilerOptions)
+    schedule: Optional[Callable[[int], object]] = None
+    worker_name: Optional[str] = None
+    analyse: bool = True
+    config: Optional[DynamicConfig] = None
+    config_source: str = ""
+
+
+def run(target: RunTarget, how: RunProfile) -> "tuple[int, List[str]]":
+    """Run `target` profiled as `how` says. Returns its exit code and the run directories."""
+    from . import dynamic_profile
+    from ._dynamic_profiler import DynamicProfiler
+
+    profiler = dynamic_profile._install(lambda: DynamicProfiler(None, log_dir=how.output), "perfprof run",
+                                        explicit_steps=how.steps_on == STEPS_ON_EXPLICIT)
+    if profiler is None:
+        raise RuntimeError("dynamic profiling is already active in this process")
+    if how.steps_on == STEPS_ON_OPTIMIZER:
+        from _perfprof_autostart import OPTIMIZER_MODULE, after_import
+
+        after_import(OPTIMIZER_MODULE, lambda module: module.register_optimizer_step_post_hook(
+            lambda optimizer, args, kwargs: profiler.step()))
+    if how.config is not None:
+        profiler.request(how.config, how.config_source)
+    else:
+        profiler.begin(_profile(how), "perfprof run")
+    try:
+        code = _execute(target)
+    finally:
+        dynamic_profile._close()  # writes what the last collection recorded
+    return code, profiler.run_dirs
+
+
+def _profile(how: RunProfile):  # type: ignore[no-untyped-def]
+    from .profiler import _record_every_step, profile
+    from .trace_handler import tensorboard_trace_handler
+
+    options = {field.name: getattr(how.options, field.name) for field in dataclasses.fields(how.options)}
+    # A schedule is always given, so that every step is a ProfilerStep#N range.
+    return profile(**options, schedule=how.schedule or _record_every_step,
+                   on_trace_ready=tensorboard_trace_handler(how.output, how.worker_name, analyse_flag=how.analyse))
+
+
+def _execute(target: RunTarget) -> int:
+    """Run the target as Python would; its exit code (1 with the traceback for an exception)."""
+    saved_argv, saved_path0 = list(sys.argv), sys.path[0] if sys.path else None
+    try:
+        if target.is_module:
+            sys.argv = [target.name, *target.args]
+            sys.path.insert(0, os.getcwd())
+            runpy.run_module(target.name, run_name="__main__", alter_sys=True)
+        else:
+            sys.argv = [target.name, *target.args]
+            sys.path.insert(0, os.path.dirname(os.path.abspath(target.name)))
+            runpy.run_path(target.name, run_name="__main__")
+        return 0
+    except SystemExit as exit_:
+        return _exit_code(exit_.code)
+    except KeyboardInterrupt:
+        traceback.print_exc()
+        return EXIT_INTERRUPTED
+    except Exception:
+        traceback.print_exc()
+        return 1
+    finally:
+        sys.argv = saved_argv
+        if saved_path0 is not None and sys.path and sys.path[0] != saved_path0:
+            sys.path.pop(0)
+
+
+def _exit_code(code: object) -> int:
+    """What ``sys.exit(code)`` makes the process return."""
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code & 0xFF
+    print(code, file=sys.stderr)
+    return 1

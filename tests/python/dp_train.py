@@ -1,0 +1,48 @@
+"""A small torch (CPU) training loop that knows nothing of perfprof: dynamic profiling and
+`perfprof run` tests profile it from outside.
+
+    python dp_train.py [--steps N] [--until FILE] [--step-seconds S] [--distributed] [--exit-code C]
+
+Trains until N optimizer steps are done, or until FILE exists (then the loop stops at the next
+step); prints "rank R trained K steps" at the end and exits with C.
+"""
+import argparse
+import os
+import sys
+import time
+
+import torch
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--steps", type=int, default=1000)
+    parser.add_argument("--until", default=None)
+    parser.add_argument("--step-seconds", type=float, default=0.02)
+    parser.add_argument("--distributed", action="store_true")
+    parser.add_argument("--exit-code", type=int, default=0)
+    args = parser.parse_args()
+    rank = 0
+    model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 4))
+    if args.distributed:
+        torch.distributed.init_process_group("gloo")
+        rank = torch.distributed.get_rank()
+        model = torch.nn.parallel.DistributedDataParallel(model)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+    steps = 0
+    while steps < args.steps and not (args.until and os.path.exists(args.until)):
+        loss = model(torch.randn(8, 16)).pow(2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        steps += 1
+        time.sleep(args.step_seconds)
+    if args.distributed:
+        torch.distributed.barrier()
+        torch.distributed.destroy_process_group()
+    print(f"rank {rank} trained {steps} steps", flush=True)
+    return args.exit_code
+
+
+if __name__ == "__main__":
+    sys.exit(main())
