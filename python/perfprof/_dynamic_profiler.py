@@ -24,6 +24,7 @@ from ._dynamic_log import DynamicLogs
 from ._node_config import NodeConfigReader, read_file
 from .run_metadata import distributed_info
 
+_clock = time.monotonic  # the step-time clock (tests replace it)
 FIRST_POLL_INTERVAL_S = 2.0
 MIN_POLL_INTERVAL_S = 1.0
 _DIR_MODE = 0o750
@@ -44,14 +45,21 @@ class _Collection:
         self.first_step = first_step
         self.steps = steps
         self.source = source
-        self.started_at = time.monotonic()
+        self.started_at = _clock()
+        self._step_interval_s: Optional[float] = None
 
     def finished_at(self, step: int) -> bool:
         return self.steps is not None and step >= self.first_step + self.steps
 
-    def step_interval_s(self, step: int) -> Optional[float]:
+    def note_step_end(self, step: int) -> None:
+        """Measure the mean step time so far (the job's steps, not the profiler's writing)."""
         done = step - self.first_step
-        return (time.monotonic() - self.started_at) / done if done > 0 else None
+        if done > 0:
+            self._step_interval_s = (_clock() - self.started_at) / done
+
+    @property
+    def step_interval_s(self) -> Optional[float]:
+        return self._step_interval_s
 
 
 class DynamicProfiler:
@@ -81,6 +89,16 @@ class DynamicProfiler:
         self.logs = DynamicLogs(config_dir or log_dir or ".", self.rank)
         if self.config_path and watch:
             self._start_monitor()
+
+    def watch(self, config_dir: str) -> None:
+        """Start watching `config_dir` (dp.init after a dp.start that came without one);
+        the logs stay where they are."""
+        if self._monitor is not None:
+            self.logs.actions.warning("already watching %s; dp.init(%s) is ignored", self.config_path, config_dir)
+            return
+        _make_private_dir(config_dir)
+        self.config_path = os.path.join(config_dir, CONFIG_FILE)
+        self._start_monitor()
 
     # -- the training thread ---------------------------------------------------------------------
 
@@ -120,6 +138,7 @@ class DynamicProfiler:
     def _at_step_boundary(self) -> None:
         try:
             if self._collection is not None:
+                self._collection.note_step_end(self.step_num)  # before the step writes a run directory
                 self._collection.prof.step()
                 if self._collection.finished_at(self.step_num):
                     self._finish()
@@ -177,8 +196,7 @@ class DynamicProfiler:
             cycle = schedule(wait=0, warmup=config.warmup, active=config.active, repeat=1, skip_first=self.step_num)
             prof = profile(**options, schedule=cycle,
                            on_trace_ready=TraceHandler(config.prof_dir, None, analyse, config.async_mode))
-            for key, value in config.metadata.items():
-                prof.add_metadata_json(key, json.dumps(value))
+            self._add_metadata(prof, config)
             prof.step_num = self.step_num
             prof.start()
         except Exception as error:  # never hurt the job
@@ -189,10 +207,17 @@ class DynamicProfiler:
         self.logs.actions.info("step %d: collection started from %s: warmup %d, active %d, into %s", self.step_num,
                                request.source, config.warmup, config.active, os.path.abspath(config.prof_dir))
 
+    def _add_metadata(self, prof, config: DynamicConfig) -> None:  # type: ignore[no-untyped-def]
+        for key, value in config.metadata.items():
+            try:
+                prof.add_metadata_json(key, json.dumps(value))
+            except (TypeError, ValueError) as error:  # a bad entry is left out, not the collection
+                self.logs.actions.warning("metadata %r is left out: %s", key, error)
+
     def _finish(self) -> None:
         collection, self._collection = self._collection, None
         collection.prof.stop()
-        interval = collection.step_interval_s(self.step_num)
+        interval = collection.step_interval_s
         if interval is not None:
             self.poll_interval_s = max(MIN_POLL_INTERVAL_S, interval)
         run_dirs = list(getattr(collection.prof.on_trace_ready, "run_dirs", []))
@@ -226,6 +251,8 @@ class DynamicProfiler:
     def _read_config(self, path: str) -> Optional[DynamicConfig]:
         try:
             checked_path("dp.start", os.path.dirname(path) or ".")
+            if os.path.islink(path):
+                raise ValueError(f"dp.start: {path!r} is a symbolic link")
         except ValueError as error:
             self.logs.actions.error("%s", error)
             return None

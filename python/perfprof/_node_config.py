@@ -23,9 +23,10 @@ from typing import Callable, Optional
 
 
 def read_file(path: str) -> Optional[bytes]:
-    """The bytes of `path`, or None when it cannot be read (missing, unreadable)."""
+    """The bytes of `path`, or None when it cannot be read (missing, unreadable, or a symbolic
+    link: a config is never read through one)."""
     try:
-        with open(path, "rb") as file:
+        with open(os.open(path, os.O_RDONLY | os.O_NOFOLLOW), "rb") as file:
             return file.read()
     except OSError:
         return None
@@ -41,6 +42,7 @@ class NodeConfigReader:
         self._is_reader = False
         self._mirrored: Optional[bytes] = None
         self._lock_fd: Optional[int] = None
+        self._said_link = False
         key = hashlib.sha256(os.path.abspath(path).encode()).hexdigest()[:16]
         directory = _node_directory()
         if directory is None:
@@ -63,6 +65,9 @@ class NodeConfigReader:
     def read(self) -> Optional[bytes]:
         if self._is_reader or self._become_reader():
             content = read_file(self.path)
+            if content is None and os.path.islink(self.path) and not self._said_link:
+                self._log(f"{self.path} is a symbolic link: it is not read")
+                self._said_link = True
             self._mirror(content)
             return content
         return read_file(self._mirror_path) if self._mirror_path else None

@@ -33,6 +33,7 @@ import os
 import threading
 from typing import Callable, Optional
 
+from ._dynamic_config import checked_path
 from ._dynamic_profiler import DynamicProfiler
 from ._logging import logger
 
@@ -66,6 +67,10 @@ def init(path: "os.PathLike[str] | str") -> None:
     already profiled through ``PERFPROF_CONFIG_PATH`` or ``perfprof run``, is logged and ignored.
     """
     config_dir = _checked_path_arg("init", path)
+    profiler = _profiler
+    if profiler is not None and profiler.config_path is None:  # dp.start came first, without a config dir
+        profiler.watch(config_dir)
+        return
     _install(lambda: DynamicProfiler(config_dir), f"dp.init({config_dir})", explicit_steps=True)
 
 
@@ -90,8 +95,13 @@ def start(config_path: "Optional[os.PathLike[str] | str]" = None) -> None:
                            "nothing is collected")
             return
         log_dir = os.path.dirname(os.path.abspath(file_path))
-        profiler = _install(lambda: DynamicProfiler(None, log_dir=log_dir), f"dp.start({file_path})",
-                            explicit_steps=True)
+        try:
+            checked_path("dynamic_profile.start", log_dir)
+            profiler = _install(lambda: DynamicProfiler(None, log_dir=log_dir), f"dp.start({file_path})",
+                                explicit_steps=True)
+        except (OSError, ValueError) as error:  # never hurt the job: the call collects nothing
+            logger.warning("perfprof: %s; nothing is collected", error)
+            return
     if profiler is not None:
         profiler.start_now(file_path)
 
@@ -99,8 +109,6 @@ def start(config_path: "Optional[os.PathLike[str] | str]" = None) -> None:
 def _init_for_optimizer_steps(path: str, started_by: str) -> Callable[[], None]:
     """Dynamic profiling on `path`, one step per optimizer step (PERFPROF_CONFIG_PATH): returns
     the function the optimizer hook calls. Raises ValueError for a bad path."""
-    from ._dynamic_config import checked_path
-
     config_dir = checked_path(started_by, path)
     profiler = _install(lambda: DynamicProfiler(config_dir), started_by, explicit_steps=False)
     return profiler.step if profiler is not None else _not_initialised
@@ -136,6 +144,4 @@ def _path_text(function: str, path: object) -> str:
 
 
 def _checked_path_arg(function: str, path: object) -> str:
-    from ._dynamic_config import checked_path
-
     return checked_path(f"dynamic_profile.{function}", _path_text(function, path))

@@ -280,3 +280,79 @@ def test_a_copy_left_by_a_killed_reader_is_not_taken_for_the_file(tmp_path):
     finally:
         reader.close()
     assert not os.path.exists(mirror)  # a reader that closes takes its copy with it
+
+
+def test_the_poll_interval_follows_the_jobs_step_time_not_the_writing_of_run_directories(engine, monkeypatch):
+    from perfprof import _dynamic_profiler
+    from perfprof.trace_handler import TraceHandler
+
+    now = [1000.0]
+    monkeypatch.setattr(_dynamic_profiler, "_clock", lambda: now[0])
+    write = TraceHandler.__call__
+
+    def slow_write(handler, prof):
+        now[0] += 30.0  # writing the run directory takes long: not a step of the job
+        write(handler, prof)
+
+    monkeypatch.setattr(TraceHandler, "__call__", slow_write)
+    assert engine.poll_interval_s == 2.0
+    engine.post(request(start_step=-1, active=2, prof_dir="out"))
+    for _ in range(4):
+        engine.step()
+        now[0] += 1.5  # each step of the job takes 1.5 s
+    assert engine.poll_interval_s == 1.5
+    engine.post(request(start_step=-1, active=2, prof_dir="out"))
+    for _ in range(4):
+        engine.step()
+        now[0] += 0.01
+    assert engine.poll_interval_s == 1.0  # never below one second
+
+
+def test_a_bad_metadata_entry_is_left_out_and_the_collection_goes_on(engine, tmp_path):
+    engine.post(request(start_step=-1, active=1, prof_dir="out", metadata={"traceEvents": 1, "": 2, "lr": 0.1}))
+    run_steps(engine, 3)
+    (run_dir,) = run_dirs(str(tmp_path / "out"))
+    assert json.load(open(os.path.join(run_dir, "profiler_metadata.json")))["metadata"] == {"lr": 0.1}
+    assert "metadata 'traceEvents' is left out" in log_text(engine) and "metadata '' is left out" in log_text(engine)
+
+
+def test_a_config_file_that_is_a_symbolic_link_is_not_read(engine, tmp_path):
+    real = tmp_path / "real.json"
+    real.write_text(json.dumps({"start_step": -1, "active": 1, "prof_dir": "linked", "activities": ["CPU"]}))
+    (tmp_path / "start").mkdir()
+    link = tmp_path / "start" / CONFIG_FILE
+    link.symlink_to(real)
+    engine.start_now(str(link))  # refused; the watched config (the template: start_step 0) is used instead
+    run_steps(engine, 3)
+    assert not (tmp_path / "linked").exists()
+    assert "is a symbolic link" in log_text(engine)
+    said = []
+    reader = NodeConfigReader(str(link), said.append)
+    try:
+        assert reader.read() is None and reader.read() is None
+        assert sum("is a symbolic link: it is not read" in line for line in said) == 1
+    finally:
+        reader.close()
+
+
+def test_dp_init_after_dp_start_without_init_starts_watching(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    start_file = write_config(tmp_path / "start" / CONFIG_FILE, active=1, prof_dir="started")
+    try:
+        dp.start(start_file)
+        dp.step()
+        dp.step()
+        assert len(run_dirs(str(tmp_path / "started"))) == 1
+        dp.init(str(tmp_path / "config"))
+        assert (tmp_path / "config" / CONFIG_FILE).exists()
+        assert dp._profiler.config_path == str(tmp_path / "config" / CONFIG_FILE)
+    finally:
+        dp._close()
+
+
+def test_dp_start_in_a_directory_that_cannot_be_used_collects_nothing_and_does_not_raise(tmp_path, caplog):
+    with caplog.at_level(logging.WARNING, logger="perfprof"):
+        dp.start(str(tmp_path / "bad name" / CONFIG_FILE))
+        dp.start("/proc/no_such_dir/profiler_config.json")
+    assert dp._profiler is None
+    assert "may hold only letters" in caplog.text

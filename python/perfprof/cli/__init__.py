@@ -121,11 +121,11 @@ def run(module: Optional[str], output: str, config_file: Optional[str], steps_on
                         gc_detect_threshold=gc_detect_threshold)
     if config_file is not None:
         given = [f"--{name.replace('_', '-')}" for name, value in {**profile_flags, **experimental}.items() if value]
-        given += [name for name, value in (("--schedule", schedule_text), ("--activities", activities)) if value]
+        given += [name for name, value in (("--schedule", schedule_text), ("--activities", activities),
+                                           ("--worker-name", worker_name), ("--no-analyse", no_analyse)) if value]
         if given:
             raise click.UsageError(f"--config gives the options; {', '.join(given)} cannot be used with it")
-        how = RunProfile(output=output, steps_on=steps_on, config=_read_config(config_file), config_source=config_file,
-                         worker_name=worker_name, analyse=not no_analyse)
+        how = RunProfile(output=output, steps_on=steps_on, config=_read_config(config_file), config_source=config_file)
     else:
         how = RunProfile(output=output, steps_on=steps_on, worker_name=worker_name, analyse=not no_analyse,
                          options=_options(activities, profile_flags, experimental),
