@@ -12,25 +12,11 @@ and the same perfprof calls when no profiler runs. Each figure is the best of --
 from __future__ import annotations
 
 import argparse
-import gc
-import time
 import warnings
 from typing import Callable, Dict
 
+from _timing import best_ns_per_iteration
 import perfprof
-
-
-def time_per_pair(loop: Callable[[int], None], pairs: int, repeats: int) -> float:
-    best = float("inf")
-    for _ in range(repeats):
-        gc.collect()
-        gc.disable()
-        start = time.perf_counter_ns()
-        loop(pairs)
-        elapsed = time.perf_counter_ns() - start
-        gc.enable()
-        best = min(best, elapsed / pairs)
-    return best
 
 
 def empty_loop(n: int) -> None:
@@ -64,17 +50,17 @@ def measure(pairs: int, repeats: int) -> Dict[str, float]:
     import torch.profiler
 
     results: Dict[str, float] = {}
-    loop_cost = time_per_pair(empty_loop, pairs, repeats)
-    results["perfprof mstx pair, idle"] = time_per_pair(mstx_loop, pairs, repeats) - loop_cost
-    results["perfprof record_function, idle"] = time_per_pair(perfprof_record_function_loop, pairs, repeats) - loop_cost
+    loop_cost = best_ns_per_iteration(empty_loop, pairs, repeats)
+    results["perfprof mstx pair, idle"] = best_ns_per_iteration(mstx_loop, pairs, repeats) - loop_cost
+    results["perfprof record_function, idle"] = best_ns_per_iteration(perfprof_record_function_loop, pairs, repeats) - loop_cost
     config = perfprof.ExperimentalConfig(mstx=True)
     with perfprof.profile(activities=[perfprof.ProfilerActivity.CPU], experimental_config=config):
-        results["perfprof mstx pair"] = time_per_pair(mstx_loop, pairs, repeats) - loop_cost
-        results["perfprof record_function"] = time_per_pair(perfprof_record_function_loop, pairs, repeats) - loop_cost
+        results["perfprof mstx pair"] = best_ns_per_iteration(mstx_loop, pairs, repeats) - loop_cost
+        results["perfprof record_function"] = best_ns_per_iteration(perfprof_record_function_loop, pairs, repeats) - loop_cost
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]):
-            results["torch record_function"] = time_per_pair(torch_record_function_loop, pairs, repeats) - loop_cost
+            results["torch record_function"] = best_ns_per_iteration(torch_record_function_loop, pairs, repeats) - loop_cost
     return results
 
 

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import atexit
-import gc
 import json
 import os
 import re
@@ -33,24 +32,11 @@ import time
 import warnings
 from typing import Callable, Dict, Optional
 
+from _timing import best_ns_per_iteration
 from perfprof import dynamic_profile as dp
 
 LOOP = "empty loop iteration"
 _PATH_PART = re.compile(r"^[A-Za-z0-9_-]+$")  # what dp.init() accepts in each part of its path
-
-
-def time_per_call(loop: Callable[[int], None], calls: int, repeats: int) -> float:
-    """The best ns per iteration of `loop(calls)` over `repeats` runs, the GC off."""
-    best = float("inf")
-    for _ in range(repeats):
-        gc.collect()
-        gc.disable()
-        start = time.perf_counter_ns()
-        loop(calls)
-        elapsed = time.perf_counter_ns() - start
-        gc.enable()
-        best = min(best, elapsed / calls)
-    return best
 
 
 def calling(function: Callable[[], None]) -> Callable[[int], None]:
@@ -116,20 +102,20 @@ def torch_idle_step_loop() -> Callable[[int], None]:
 
 
 def measure(calls: int, torch_calls: int, repeats: int) -> Dict[str, Dict[str, float]]:
-    loop_cost = time_per_call(empty_loop, calls, repeats)
+    loop_cost = best_ns_per_iteration(empty_loop, calls, repeats)
     raw: Dict[str, float] = {}
-    raw["dp.step() before dp.init()"] = time_per_call(calling(dp.step), calls, repeats)
+    raw["dp.step() before dp.init()"] = best_ns_per_iteration(calling(dp.step), calls, repeats)
     directory = config_dir()
     dp.init(directory)
-    raw["dp.step() after dp.init(), idle"] = time_per_call(calling(dp.step), calls, repeats)
+    raw["dp.step() after dp.init(), idle"] = best_ns_per_iteration(calling(dp.step), calls, repeats)
     if wait_for_pending_config(directory):
-        raw["dp.step(), a config waiting"] = time_per_call(calling(dp.step), calls, repeats)
-    raw["empty Python function (floor)"] = time_per_call(calling(empty_function), calls, repeats)
+        raw["dp.step(), a config waiting"] = best_ns_per_iteration(calling(dp.step), calls, repeats)
+    raw["empty Python function (floor)"] = best_ns_per_iteration(calling(empty_function), calls, repeats)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         loop = torch_idle_step_loop()
         try:
-            raw["torch.profiler prof.step(), idle"] = time_per_call(loop, torch_calls, repeats)
+            raw["torch.profiler prof.step(), idle"] = best_ns_per_iteration(loop, torch_calls, repeats)
         finally:
             loop.prof.stop()  # type: ignore[attr-defined]
     results = {name: {"ns_per_call": cost, "net_ns_per_call": cost - loop_cost} for name, cost in raw.items()}

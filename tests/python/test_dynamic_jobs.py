@@ -40,6 +40,17 @@ def wait_for(condition, what: str, process=None, timeout: float = TIMEOUT_S):
     raise AssertionError(f"timed out waiting for {what}")
 
 
+def stop_job(job: subprocess.Popen, stop_file: str):
+    """Ask the training loop to stop (it checks `stop_file` each step); its stdout and stderr.
+    A job that does not stop in time is killed."""
+    open(stop_file, "w").close()
+    try:
+        return job.communicate(timeout=TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        job.kill()
+        return job.communicate()
+
+
 def write_config(path: str, content: str, mtime: float = None) -> None:
     """Replace the config as an editor saving it would; `mtime` sets its modification time."""
     with open(path, "w") as file:
@@ -79,12 +90,8 @@ def test_editing_the_config_of_a_job_started_with_perfprof_config_path_profiles_
         # Two edits within one second (the same mtime again): the second is seen too.
         write_config(config, json.dumps(dict(request, metadata={"edit": 3})), mtime=first_mtime)
         wait_for(lambda: len(analysed_run_dirs(out)) == 3, "the third run directory", job)
-        open(stop, "w").close()
-        stdout, stderr = job.communicate(timeout=TIMEOUT_S)
     finally:
-        if job.poll() is None:
-            job.kill()
-            job.communicate()
+        stdout, stderr = stop_job(job, stop)
     assert job.returncode == 0, stderr
     assert "rank 0 trained" in stdout
     collected = run_dirs(out)
@@ -125,12 +132,8 @@ def test_under_torchrun_only_the_ranks_in_rank_list_collect_and_one_process_read
                                          "rank_list": [1], "activities": ["CPU"]}))
         wait_for(lambda: read_logs(config_dir, "dp_").count("rank_list") + read_logs(config_dir, "dp_").count(" done:")
                  == 2, "both ranks to act on the config", job)
-        open(stop, "w").close()
-        stdout, stderr = job.communicate(timeout=TIMEOUT_S)
     finally:
-        if job.poll() is None:
-            job.kill()
-            job.communicate()
+        stdout, stderr = stop_job(job, stop)
     assert job.returncode == 0, stderr
     assert "rank 0 trained" in stdout and "rank 1 trained" in stdout  # both kept training
     (run_dir,) = run_dirs(out)  # rank 1 only
