@@ -63,7 +63,8 @@ class DynamicLogs:
     @property
     def files(self) -> List[str]:
         """The paths of the two current log files."""
-        return [handler.baseFilename for logger in (self.actions, self.monitor) for handler in logger.handlers]
+        return [handler.baseFilename for logger in (self.actions, self.monitor) for handler in logger.handlers
+                if isinstance(handler, logging.FileHandler)]
 
     def close(self) -> None:
         for logger in (self.actions, self.monitor):

@@ -88,7 +88,7 @@ class DynamicProfiler:
             _make_private_dir(config_dir)
         self.logs = DynamicLogs(config_dir or log_dir or ".", self.rank)
         if self.config_path and watch:
-            self._start_monitor()
+            self._start_monitor(self.config_path)
 
     def watch(self, config_dir: str) -> None:
         """Start watching `config_dir` (dp.init after a dp.start that came without one);
@@ -98,7 +98,7 @@ class DynamicProfiler:
             return
         _make_private_dir(config_dir)
         self.config_path = os.path.join(config_dir, CONFIG_FILE)
-        self._start_monitor()
+        self._start_monitor(self.config_path)
 
     # -- the training thread ---------------------------------------------------------------------
 
@@ -216,6 +216,8 @@ class DynamicProfiler:
 
     def _finish(self) -> None:
         collection, self._collection = self._collection, None
+        if collection is None:
+            return
         collection.prof.stop()
         interval = collection.step_interval_s
         if interval is not None:
@@ -267,8 +269,7 @@ class DynamicProfiler:
 
     # -- the monitor thread ----------------------------------------------------------------------
 
-    def _start_monitor(self) -> None:
-        path = self.config_path
+    def _start_monitor(self, path: str) -> None:
         _write_template_if_missing(path)
         self._reader = NodeConfigReader(path, self.logs.monitor.info)
         watcher = ConfigWatcher(path, self.logs.monitor.warning, read=self._reader.read)

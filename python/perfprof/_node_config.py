@@ -89,7 +89,8 @@ class NodeConfigReader:
             fcntl.flock(self._lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
             return False  # another process of this node reads the file
-        _remove(self._mirror_path)  # left by a reader that was killed: not this file's content
+        if self._mirror_path:
+            _remove(self._mirror_path)  # left by a reader that was killed: not this file's content
         self._is_reader = True
         self._log(f"this process reads {self.path} for the node (pid {os.getpid()}); "
                   f"the node's other processes read its copy {self._mirror_path}")

@@ -18,6 +18,7 @@ from typing import Callable, List, Optional
 
 from ._dynamic_config import DynamicConfig
 from ._options import ProfilerOptions
+from .schedule import ProfilerAction
 
 STEPS_ON_OPTIMIZER = "optimizer"
 STEPS_ON_EXPLICIT = "explicit"
@@ -41,7 +42,7 @@ class RunProfile:
     output: str
     steps_on: str = STEPS_ON_OPTIMIZER
     options: ProfilerOptions = dataclasses.field(default_factory=ProfilerOptions)
-    schedule: Optional[Callable[[int], object]] = None
+    schedule: "Optional[Callable[[int], ProfilerAction]]" = None
     worker_name: Optional[str] = None
     analyse: bool = True
     config: Optional[DynamicConfig] = None
