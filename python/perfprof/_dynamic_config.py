@@ -158,6 +158,17 @@ def parse(text: str) -> Tuple[Optional[DynamicConfig], List[str]]:
     return DynamicConfig(options=_options(content, problems), **collection), problems
 
 
+def read_config(path: str) -> Tuple[Optional[DynamicConfig], List[str]]:
+    """:func:`parse` of the file at `path`, which is never read through a symbolic link; None
+    with the reason when it cannot be read."""
+    if os.path.islink(path):
+        return None, ["is a symbolic link: it is not read"]
+    content = read_file(path)
+    if content is None:
+        return None, ["cannot be read"]
+    return parse(content.decode("utf-8", errors="replace"))
+
+
 def _options(content: Dict[str, Any], problems: List[str]) -> ProfilerOptions:
     """The profile options in `content`, each checked as profile() checks it."""
     accepted: Dict[str, Any] = {}

@@ -19,9 +19,9 @@ import threading
 import time
 from typing import List, Optional
 
-from ._dynamic_config import CONFIG_FILE, ConfigWatcher, DynamicConfig, checked_path, parse, template
+from ._dynamic_config import CONFIG_FILE, ConfigWatcher, DynamicConfig, checked_path, read_config, template
 from ._dynamic_log import DynamicLogs
-from ._node_config import NodeConfigReader, read_file
+from ._node_config import NodeConfigReader
 from .run_metadata import distributed_info
 
 _clock = time.monotonic  # the step-time clock (tests replace it)
@@ -46,7 +46,7 @@ class _Collection:
         self.steps = steps
         self.source = source
         self.started_at = _clock()
-        self._step_interval_s: Optional[float] = None
+        self.step_interval_s: Optional[float] = None  # the job's mean step time so far
 
     def finished_at(self, step: int) -> bool:
         return self.steps is not None and step >= self.first_step + self.steps
@@ -55,11 +55,7 @@ class _Collection:
         """Measure the mean step time so far (the job's steps, not the profiler's writing)."""
         done = step - self.first_step
         if done > 0:
-            self._step_interval_s = (_clock() - self.started_at) / done
-
-    @property
-    def step_interval_s(self) -> Optional[float]:
-        return self._step_interval_s
+            self.step_interval_s = (_clock() - self.started_at) / done
 
 
 class DynamicProfiler:
@@ -184,18 +180,17 @@ class DynamicProfiler:
     def _start(self, request: _Request) -> None:
         from .profiler import profile
         from .schedule import schedule
-        from .trace_handler import TraceHandler
+        from .trace_handler import tensorboard_trace_handler
 
         config = request.config
         analyse = config.analyse and not config.is_rank  # the spec: with is_rank, analyse offline
         if config.analyse and config.is_rank:
             self.logs.actions.info("is_rank is set, so the run is not analysed here: run `perfprof analyse` on it")
-        options = {field.name: getattr(config.options, field.name) for field in dataclasses.fields(config.options)}
         try:
             # The profile counts the job's steps, so its schedule skips those already done.
             cycle = schedule(wait=0, warmup=config.warmup, active=config.active, repeat=1, skip_first=self.step_num)
-            prof = profile(**options, schedule=cycle,
-                           on_trace_ready=TraceHandler(config.prof_dir, None, analyse, config.async_mode))
+            prof = profile(**config.options.as_kwargs(), schedule=cycle, on_trace_ready=tensorboard_trace_handler(
+                config.prof_dir, analyse_flag=analyse, async_mode=config.async_mode))
             self._add_metadata(prof, config)
             prof.step_num = self.step_num
             prof.start()
@@ -253,18 +248,12 @@ class DynamicProfiler:
     def _read_config(self, path: str) -> Optional[DynamicConfig]:
         try:
             checked_path("dp.start", os.path.dirname(path) or ".")
-            if os.path.islink(path):
-                raise ValueError(f"dp.start: {path!r} is a symbolic link")
         except ValueError as error:
             self.logs.actions.error("%s", error)
             return None
-        content = read_file(path)
-        if content is None:
-            self.logs.actions.warning("dp.start: cannot read %s", path)
-            return None
-        config, problems = parse(content.decode("utf-8", errors="replace"))
+        config, problems = read_config(path)
         for problem in problems:
-            self.logs.actions.warning("%s: %s", path, problem)
+            self.logs.actions.warning("dp.start: %s: %s", path, problem)
         return config
 
     # -- the monitor thread ----------------------------------------------------------------------

@@ -65,7 +65,7 @@ class ProfilerOptions:
 
     def changed(self, caller: str, **changes: Any) -> "ProfilerOptions":
         """These options with `changes`, checked as :meth:`checked` checks them."""
-        return ProfilerOptions.checked(caller, **{**self._fields(), **changes})
+        return ProfilerOptions.checked(caller, **{**self.as_kwargs(), **changes})
 
     @property
     def cpu(self) -> bool:
@@ -79,14 +79,15 @@ class ProfilerOptions:
 
     def to_dict(self) -> Dict[str, Any]:
         """The options as JSON-ready values, in field order (the form profiler_info.json records)."""
-        values = self._fields()
+        values = self.as_kwargs()
         values["activities"] = [activity.value for activity in self.activities]
         values["experimental_config"] = self.experimental_config.to_dict()
         return values
 
-    def _fields(self) -> Dict[str, Any]:
-        """Field name -> value, in field order (not ``dataclasses.asdict``: it would copy the
-        ExperimentalConfig, which stays the user's object)."""
+    def as_kwargs(self) -> Dict[str, Any]:
+        """Field name -> value, in field order: the keyword arguments of ``profile()`` that ask
+        for these options (not ``dataclasses.asdict``: it would copy the ExperimentalConfig,
+        which stays the user's object)."""
         return {field.name: getattr(self, field.name) for field in dataclasses.fields(self)}
 
     def log_uncollected(self) -> None:

@@ -78,22 +78,20 @@ def _profile(how: RunProfile):  # type: ignore[no-untyped-def]
     from .profiler import _record_every_step, profile
     from .trace_handler import tensorboard_trace_handler
 
-    options = {field.name: getattr(how.options, field.name) for field in dataclasses.fields(how.options)}
     # A schedule is always given, so that every step is a ProfilerStep#N range.
-    return profile(**options, schedule=how.schedule or _record_every_step,
+    return profile(**how.options.as_kwargs(), schedule=how.schedule or _record_every_step,
                    on_trace_ready=tensorboard_trace_handler(how.output, how.worker_name, analyse_flag=how.analyse))
 
 
 def _execute(target: RunTarget) -> int:
     """Run the target as Python would; its exit code (1 with the traceback for an exception)."""
-    saved_argv, saved_path0 = list(sys.argv), sys.path[0] if sys.path else None
+    saved_argv, saved_path = list(sys.argv), list(sys.path)
+    sys.argv = [target.name, *target.args]
     try:
         if target.is_module:
-            sys.argv = [target.name, *target.args]
             sys.path.insert(0, os.getcwd())
             runpy.run_module(target.name, run_name="__main__", alter_sys=True)
         else:
-            sys.argv = [target.name, *target.args]
             sys.path.insert(0, os.path.dirname(os.path.abspath(target.name)))
             runpy.run_path(target.name, run_name="__main__")
         return 0
@@ -106,9 +104,7 @@ def _execute(target: RunTarget) -> int:
         traceback.print_exc()
         return 1
     finally:
-        sys.argv = saved_argv
-        if saved_path0 is not None and sys.path and sys.path[0] != saved_path0:
-            sys.path.pop(0)
+        sys.argv, sys.path[:] = saved_argv, saved_path
 
 
 def _exit_code(code: object) -> int:

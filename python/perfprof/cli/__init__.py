@@ -176,10 +176,9 @@ def _schedule(text: Optional[str]):  # type: ignore[no-untyped-def]
 
 
 def _read_config(path: str):  # type: ignore[no-untyped-def]
-    from .._dynamic_config import parse
+    from .._dynamic_config import read_config
 
-    with open(path, encoding="utf-8", errors="replace") as file:
-        config, problems = parse(file.read())
+    config, problems = read_config(path)
     for problem in problems:
         click.echo(f"perfprof: {path}: {problem}", err=True)
     if config is None:
