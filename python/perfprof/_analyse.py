@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
 from . import _core
-from .trace_handler import CAPTURE_FILE, INFO_FILE, METADATA_FILE, RUN_DIR_SUFFIX, trace_file_name, write_json, \
-    write_outputs
+from .trace_handler import CAPTURE_FILE, INFO_FILE, METADATA_FILE, RUN_DIR_SUFFIX, trace_file_name, write_database, \
+    write_json, write_outputs
 
 
 @dataclass(frozen=True)
@@ -117,7 +117,23 @@ def analyse_run_dir(run_dir: str, data_simplification: Optional[bool] = None) ->
         return AnalyseResult(run_dir, False, str(error))
 
 
-def _analyse(run_dir: str, data_simplification: Optional[bool]) -> AnalyseResult:
+@dataclass
+class _CapturedRun:
+    """A run directory's capture built into its trace, with what the run directory says of it."""
+
+    trace: Any
+    complete: bool            # the capture was read to its end
+    problem: str              # why not, when not complete
+    info: Dict[str, Any]      # profiler_info.json, completed from the capture when the process did not stop
+    metadata: Dict[str, Any]  # the user's metadata
+    environment: Optional[Dict[str, str]]
+
+    @property
+    def metadata_items(self) -> List[Tuple[str, str]]:
+        return [(key, json.dumps(value)) for key, value in self.metadata.items()]
+
+
+def _read_captured_run(run_dir: str) -> _CapturedRun:
     capture_path = os.path.join(run_dir, CAPTURE_FILE)
     info = _read_json(os.path.join(run_dir, INFO_FILE))
     metadata_file = _read_json(os.path.join(run_dir, METADATA_FILE))
@@ -129,12 +145,30 @@ def _analyse(run_dir: str, data_simplification: Optional[bool]) -> AnalyseResult
         metadata = described.user_metadata if metadata is None else metadata
         if _with_flops(info):
             trace, complete, problem, _ = _core.read_capture(capture_path, True)
-    warning = "" if complete else f"{problem}; {_last_complete_step(trace)}"
+    return _CapturedRun(trace, complete, problem, info, metadata, metadata_file.get("environment_variables"))
+
+
+def build_database(run_dir: str) -> str:
+    """Write the database of a run directory from its capture, whatever the run's export_type
+    (the analyses read it); returns its path. Raises ``FileNotFoundError`` without a capture,
+    ``OSError``/``ValueError`` when the capture cannot be read or the database written."""
+    if not os.path.isfile(os.path.join(run_dir, CAPTURE_FILE)):
+        raise FileNotFoundError(f"{run_dir} has no capture ({CAPTURE_FILE}) to build its database from")
+    run = _read_captured_run(run_dir)
+    return write_database(run.trace, run_dir, run.metadata_items, int(run.info.get("rank", 0)),
+                          int(run.info.get("world_size", 1)), str(run.info.get("backend", "")),
+                          run.info.get("config", {}), run.environment)
+
+
+def _analyse(run_dir: str, data_simplification: Optional[bool]) -> AnalyseResult:
+    run = _read_captured_run(run_dir)
+    info, trace = run.info, run.trace
+    warning = "" if run.complete else f"{run.problem}; {_last_complete_step(trace)}"
     worker_name = info.get("worker_name") or _worker_name_of(run_dir)
     trace_file = trace_file_name(run_dir, worker_name)
-    write_outputs(trace, run_dir, trace_file, [(key, json.dumps(value)) for key, value in metadata.items()],
-                  int(info.get("rank", 0)), int(info.get("world_size", 1)), str(info.get("backend", "")),
-                  info.get("config", {}), metadata_file.get("environment_variables"))
+    write_outputs(trace, run_dir, trace_file, run.metadata_items, int(info.get("rank", 0)),
+                  int(info.get("world_size", 1)), str(info.get("backend", "")), info.get("config", {}),
+                  run.environment)
     remove_capture = data_simplification
     if remove_capture is None:
         remove_capture = bool(info.get("config", {}).get("experimental_config", {}).get("data_simplification", False))
@@ -143,11 +177,11 @@ def _analyse(run_dir: str, data_simplification: Optional[bool]) -> AnalyseResult
         "trace_stats": trace.stats,
         "trace_file": os.path.join("PERFPROF_OUTPUT", trace_file),
         "capture_file": None if remove_capture else CAPTURE_FILE,
-        "capture_complete": complete,
+        "capture_complete": run.complete,
     })
     write_json(os.path.join(run_dir, INFO_FILE), info)
     if remove_capture:
-        os.remove(capture_path)
+        os.remove(os.path.join(run_dir, CAPTURE_FILE))
     written = os.path.join(run_dir, "PERFPROF_OUTPUT", trace_file)
     return AnalyseResult(run_dir, True, f"wrote {written}", warning, written)
 

@@ -174,10 +174,21 @@ def write_outputs(trace: Any, run_dir: str, trace_file: str, metadata_items: Lis
         trace.export_memory_tables(os.path.join(output_dir, "memory_record.csv"),
                                    os.path.join(output_dir, "operator_memory.csv"))
     if config is not None and wants_database(config):
-        meta = list(metadata_items) + [("config", json.dumps(config)),
-                                       ("environment_variables", json.dumps(environment or {}))]
-        trace.export_database(os.path.join(output_dir, database_file_name(rank, world_size)), meta, rank,
-                              world_size, backend)
+        write_database(trace, run_dir, metadata_items, rank, world_size, backend, config, environment)
+
+
+def write_database(trace: Any, run_dir: str, metadata_items: List[Any], rank: int, world_size: int, backend: str,
+                   config: Dict[str, Any], environment: Optional[Dict[str, str]]) -> str:
+    """Write a run directory's database (``PERFPROF_OUTPUT/perfprof[_rank].db``) from its trace;
+    its META_DATA gets the user's metadata, the configuration and the captured environment.
+    Returns its path; raises ``OSError`` when it cannot be written."""
+    output_dir = trace_dir_of(run_dir)
+    os.makedirs(output_dir, exist_ok=True)
+    path = os.path.join(output_dir, database_file_name(rank, world_size))
+    meta = list(metadata_items) + [("config", json.dumps(config)),
+                                   ("environment_variables", json.dumps(environment or {}))]
+    trace.export_database(path, meta, rank, world_size, backend)
+    return path
 
 
 class _RunDirectoryJob:

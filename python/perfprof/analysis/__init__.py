@@ -1,0 +1,23 @@
+"""Built-in analyses of a profiled run, read from its database with SQL.
+
+Each analysis is one query in ``perfprof/analysis/sql/`` (runnable unchanged in any SQLite
+client) behind a function that takes a :class:`RunDatabase` and returns a :class:`Table`::
+
+    from perfprof import analysis
+    with analysis.open_run("result/host_1234_20261123_perfprof") as run:
+        print(analysis.temporal_breakdown(run).to_dicts())
+        for name, entry in analysis.ANALYSES.items():
+            table = entry(run, top=5)
+
+docs/analysis.md gives each analysis' meaning and formula; where HolisticTraceAnalysis has an
+analysis of the same name, the numbers agree with it.
+"""
+from __future__ import annotations
+
+from ._registry import ANALYSES, Analysis
+from ._run_database import RunDatabase, database_of, open_run
+from ._table import UNIT_SUFFIXES, Table
+
+__all__ = [
+    "ANALYSES", "Analysis", "RunDatabase", "Table", "UNIT_SUFFIXES", "database_of", "open_run",
+]

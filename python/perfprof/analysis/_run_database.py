@@ -1,0 +1,105 @@
+"""Opening a run's database for the analyses: found in a run directory (or given as a file),
+built from the run's capture when the run was written without one."""
+from __future__ import annotations
+
+import glob
+import os
+import sqlite3
+from typing import Any, Callable, Mapping, Optional
+
+from ..trace_handler import CAPTURE_FILE, OUTPUT_DIR
+from ._sql import query_text
+from ._table import Table
+
+
+class RunDatabase:
+    """A run's SQLite database, opened read-only. Use :func:`open_run` to get one."""
+
+    def __init__(self, path: str, run_dir: Optional[str]) -> None:
+        self.path = path
+        self.run_dir = run_dir
+        # Read-only through a URI: the analyses never change a run's data.
+        self._connection = sqlite3.connect(f"file:{_uri_path(path)}?mode=ro", uri=True)
+        self._tables = {name for (name,) in self._connection.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table'")}
+
+    def has_table(self, table: str) -> bool:
+        """Whether the database has this table (databases of older perfprof versions may not)."""
+        return table in self._tables
+
+    def has_rows(self, table: str) -> bool:
+        """Whether the table exists and holds at least one row."""
+        return self.has_table(table) and self._connection.execute(
+            f'SELECT 1 FROM "{table}" LIMIT 1').fetchone() is not None
+
+    def query(self, sql_name: str, title: str, params: Optional[Mapping[str, Any]] = None,
+              name: Optional[str] = None) -> Table:
+        """Run the shipped query ``sql/<sql_name>.sql`` with its named parameters."""
+        return self.execute(query_text(sql_name), name or sql_name, title, params)
+
+    def execute(self, sql: str, name: str, title: str, params: Optional[Mapping[str, Any]] = None) -> Table:
+        """Run one SQL statement; its result as a :class:`Table`."""
+        cursor = self._connection.execute(sql, dict(params or {}))
+        columns = [description[0] for description in cursor.description or ()]
+        return Table.of(name, title, columns, cursor.fetchall())
+
+    def close(self) -> None:
+        self._connection.close()
+
+    def __enter__(self) -> "RunDatabase":
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"RunDatabase({self.path!r})"
+
+
+def open_run(path: "os.PathLike[str] | str", build: bool = True,
+             on_build: Optional[Callable[[str], None]] = None) -> RunDatabase:
+    """Open the database of a run for the analyses.
+
+    Args:
+        path: a run directory (``{worker}_{timestamp}_perfprof``), its ``PERFPROF_OUTPUT``
+            folder, or a database file (``perfprof.db``, ``perfprof_{rank}.db``).
+        build: when the run directory has no database but has its capture, build the database
+            from the capture first (``PERFPROF_OUTPUT/perfprof.db``). With False, a run without
+            a database is an error.
+        on_build: called with the run directory before a database is built (progress messages).
+
+    Raises ``FileNotFoundError`` when `path` does not exist or the run has neither a database
+    nor a capture to build one from, with what to do instead.
+    """
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"{path} does not exist")
+    if os.path.isfile(path):
+        return RunDatabase(path, None)
+    run_dir = os.path.dirname(os.path.normpath(path)) if os.path.basename(os.path.normpath(path)) == OUTPUT_DIR \
+        else path
+    found = database_of(run_dir)
+    if found:
+        return RunDatabase(found, run_dir)
+    if build and os.path.isfile(os.path.join(run_dir, CAPTURE_FILE)):
+        from .._analyse import build_database
+
+        if on_build:
+            on_build(run_dir)
+        return RunDatabase(build_database(run_dir), run_dir)
+    raise FileNotFoundError(
+        f"{run_dir} has no database ({OUTPUT_DIR}/perfprof.db) and no capture ({CAPTURE_FILE}) to build one from: "
+        "profile with ExperimentalConfig(export_type=[ExportType.Text, ExportType.Db]), or keep the capture "
+        "with data_simplification=False")
+
+
+def database_of(run_dir: str) -> Optional[str]:
+    """The database file of a run directory (``PERFPROF_OUTPUT/perfprof.db`` or ``perfprof_{rank}.db``), if any."""
+    found = sorted(glob.glob(os.path.join(glob.escape(run_dir), OUTPUT_DIR, "perfprof*.db")))
+    return found[0] if found else None
+
+
+def _uri_path(path: str) -> str:
+    from urllib.parse import quote
+
+    return quote(os.path.abspath(path))
