@@ -65,6 +65,31 @@ def analyse(paths: List[str], max_process_number: Optional[int], data_simplifica
     sys.exit(EXIT_FAILED if failures else EXIT_OK)
 
 
+@main.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
+@click.option("--format", "output_format", type=click.Choice(["text", "csv", "json", "markdown"]), default="text",
+              show_default=True, help="text: tables for the terminal; csv, json: raw values; markdown: a report.")
+@click.option("--top", type=click.IntRange(min=1), default=10, show_default=True,
+              help="Rows of the top-N tables (kernels, operators, ranges, sequences, hot spots).")
+@click.option("-a", "--analysis", "names", multiple=True, metavar="NAME",
+              help="Only this analysis (repeatable), any of perfprof.analysis.ANALYSES [default: the summary's].")
+def summary(paths: List[str], output_format: str, top: int, names: List[str]) -> None:
+    """Report what a run's time and memory went to: run info, step times, GPU and host breakdowns,
+    top kernels, operators and mstx ranges (count, total, avg, median, min, max, stdev).
+
+    PATHS are run directories (or folders holding several, each reported in turn), their
+    PERFPROF_OUTPUT folders, or database files. A run written without a database gets one built
+    from its capture first.
+
+    \b
+    perfprof summary result/host_1234_20261123_101500_perfprof
+    perfprof summary RUN --format csv --analysis top_kernels > kernels.csv
+    """
+    from ._summary import print_summaries
+
+    sys.exit(print_summaries(paths, output_format, top, list(names) or None))
+
+
 @main.command(context_settings={"allow_interspersed_args": False, "ignore_unknown_options": True})
 @click.option("-m", "module", metavar="MODULE", default=None, help="Run a module, as `python -m MODULE`.")
 @click.option("-o", "--output", default="perfprof_result", show_default=True, type=click.Path(file_okay=False),
