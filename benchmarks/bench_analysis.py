@@ -19,7 +19,9 @@ Each side runs in a fresh process, timed from its start to its exit, its peak me
   written without ExportType.Db).
 - HTA: TraceAnalysis(trace_dir) (parsing the trace), then temporal breakdown, idle time
   breakdown, kernel breakdown, comm/comp overlap, kernel launch statistics, queue length and
-  memory bandwidth summaries, frequent kernel sequences of one operator.
+  memory bandwidth summaries. Not its frequent kernel sequences: HTA 0.5.0's
+  get_frequent_cuda_kernel_sequences raises TypeError under numpy 2 (np.unique with axis on an
+  object array), so HTA's side does less work than perfprof's.
 """
 from __future__ import annotations
 
@@ -71,7 +73,7 @@ print(rows, "rows from", len(ANALYSES), "analyses")
 """
 
 HTA_ANALYSES = """
-import sys, tempfile
+import sys
 from hta.trace_analysis import TraceAnalysis
 analysis = TraceAnalysis(trace_dir=sys.argv[1])
 analysis.get_temporal_breakdown(visualize=False)
@@ -81,7 +83,6 @@ analysis.get_comm_comp_overlap(visualize=False)
 analysis.get_cuda_kernel_launch_stats(visualize=False)
 analysis.get_queue_length_summary(ranks=[0])
 analysis.get_memory_bw_summary(ranks=[0])
-analysis.get_frequent_cuda_kernel_sequences("aten::op_1", tempfile.mkdtemp())
 print("hta done")
 """
 
