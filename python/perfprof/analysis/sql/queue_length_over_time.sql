@@ -20,12 +20,14 @@ gpu_work AS (
     UNION ALL
     SELECT deviceId, streamId, correlationId, start FROM CUPTI_ACTIVITY_KIND_MEMSET
 ),
+launched AS MATERIALIZED (
+    SELECT work.deviceId, work.streamId, calls.start AS launch_ns, work.start AS start_ns
+    FROM launch_calls AS calls JOIN gpu_work AS work ON work.correlationId = calls.correlationId
+),
 changes AS (
-    SELECT work.deviceId, work.streamId, calls.start AS time_ns, 1 AS delta
-    FROM launch_calls AS calls JOIN gpu_work AS work ON work.correlationId = calls.correlationId
+    SELECT deviceId, streamId, launch_ns AS time_ns, 1 AS delta FROM launched
     UNION ALL
-    SELECT work.deviceId, work.streamId, work.start, -1
-    FROM launch_calls AS calls JOIN gpu_work AS work ON work.correlationId = calls.correlationId
+    SELECT deviceId, streamId, start_ns, -1 FROM launched
 ),
 per_time AS (
     SELECT deviceId, streamId, time_ns, sum(delta) AS delta FROM changes
