@@ -14,10 +14,14 @@ analysis of the same name, the numbers agree with it.
 """
 from __future__ import annotations
 
+from ._gpu_time import (comm_comp_overlap, gpu_utilization, idle_time_breakdown, kernel_breakdown,
+                        temporal_breakdown, top_kernels)
 from ._registry import ANALYSES, Analysis
 from ._run_database import RunDatabase, database_of, open_run
 from ._table import UNIT_SUFFIXES, Table
 
 __all__ = [
     "ANALYSES", "Analysis", "RunDatabase", "Table", "UNIT_SUFFIXES", "database_of", "open_run",
+    "comm_comp_overlap", "gpu_utilization", "idle_time_breakdown", "kernel_breakdown", "temporal_breakdown",
+    "top_kernels",
 ]
