@@ -2,39 +2,29 @@
 -- get_comm_comp_overlap: the share of the time communication kernels run (their merged
 -- intervals) during which some compute kernel runs too. The overlap comes from three interval
 -- unions: |comm ∩ compute| = |comm| + |compute| - |comm ∪ compute|.
-WITH typed AS (
+-- Merged time in one pass: in start order, each interval adds to the union of those before it
+-- the part after everything earlier has ended, max(0, finish - max(start, reached)).
+WITH activity AS (
     SELECT deviceId, start, start + duration AS finish, type FROM KERNEL_DETAILS
     WHERE type IN ('Communication', 'Compute')
 ),
-activity AS (
-    SELECT deviceId, start, finish, type AS scope FROM typed
-    UNION ALL
-    SELECT deviceId, start, finish, 'either' FROM typed
-),
--- Islands of overlapping intervals: a new one begins where an interval starts after every
--- earlier one (in start order) has ended.
 reach AS (
-    SELECT deviceId, scope, start, finish,
-           max(finish) OVER (PARTITION BY deviceId, scope ORDER BY start, finish
-                             ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS reached
+    SELECT deviceId, start, finish, type,
+           max(finish) OVER earlier AS reached,
+           max(CASE WHEN type = 'Communication' THEN finish END) OVER earlier AS communication_reached,
+           max(CASE WHEN type = 'Compute' THEN finish END) OVER earlier AS compute_reached
     FROM activity
-),
-numbered AS (
-    SELECT deviceId, scope, start, finish,
-           sum(reached IS NULL OR start > reached) OVER (PARTITION BY deviceId, scope ORDER BY start, finish
-                                                         ROWS UNBOUNDED PRECEDING) AS island
-    FROM reach
-),
-islands AS (
-    SELECT deviceId, scope, min(start) AS start, max(finish) AS finish
-    FROM numbered GROUP BY deviceId, scope, island
+    WINDOW earlier AS (PARTITION BY deviceId ORDER BY start ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)
 ),
 per_device AS (
     SELECT deviceId,
-           sum(CASE WHEN scope = 'Communication' THEN finish - start ELSE 0 END) AS communication_ns,
-           sum(CASE WHEN scope = 'Compute' THEN finish - start ELSE 0 END) AS compute_ns,
-           sum(CASE WHEN scope = 'either' THEN finish - start ELSE 0 END) AS either_ns
-    FROM islands GROUP BY deviceId
+           sum(CASE WHEN type = 'Communication'
+                    THEN max(finish - max(start, coalesce(communication_reached, start)), 0) ELSE 0 END)
+               AS communication_ns,
+           sum(CASE WHEN type = 'Compute'
+                    THEN max(finish - max(start, coalesce(compute_reached, start)), 0) ELSE 0 END) AS compute_ns,
+           sum(max(finish - max(start, coalesce(reached, start)), 0)) AS either_ns
+    FROM reach GROUP BY deviceId
 )
 SELECT deviceId,
        communication_ns,

@@ -2,35 +2,25 @@
 -- from the first GPU activity's start to the last one's end, split into compute time (some
 -- compute kernel runs), non-compute time (only communication or memory work runs) and idle
 -- time (nothing runs). Activity of all streams is merged into one busy timeline.
+-- Merged time in one pass: in start order, each interval adds to the union of those before it
+-- the part after everything earlier has ended, max(0, finish - max(start, reached)).
 WITH activity AS (
-    SELECT deviceId, start, start + duration AS finish, 'all' AS scope FROM KERNEL_DETAILS
-    UNION ALL
-    SELECT deviceId, start, start + duration, 'compute' FROM KERNEL_DETAILS WHERE type = 'Compute'
+    SELECT deviceId, start, start + duration AS finish, type = 'Compute' AS compute FROM KERNEL_DETAILS
 ),
--- Islands of overlapping intervals: a new one begins where an interval starts after every
--- earlier one (in start order) has ended.
 reach AS (
-    SELECT deviceId, scope, start, finish,
-           max(finish) OVER (PARTITION BY deviceId, scope ORDER BY start, finish
-                             ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS reached
+    SELECT deviceId, start, finish, compute,
+           max(finish) OVER earlier AS reached,
+           max(CASE WHEN compute THEN finish END) OVER earlier AS compute_reached
     FROM activity
-),
-numbered AS (
-    SELECT deviceId, scope, start, finish,
-           sum(reached IS NULL OR start > reached) OVER (PARTITION BY deviceId, scope ORDER BY start, finish
-                                                         ROWS UNBOUNDED PRECEDING) AS island
-    FROM reach
-),
-islands AS (
-    SELECT deviceId, scope, min(start) AS start, max(finish) AS finish
-    FROM numbered GROUP BY deviceId, scope, island
+    WINDOW earlier AS (PARTITION BY deviceId ORDER BY start ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)
 ),
 per_device AS (
     SELECT deviceId,
-           sum(CASE WHEN scope = 'all' THEN finish - start ELSE 0 END) AS busy_ns,
-           sum(CASE WHEN scope = 'compute' THEN finish - start ELSE 0 END) AS compute_ns,
+           sum(max(finish - max(start, coalesce(reached, start)), 0)) AS busy_ns,
+           sum(CASE WHEN compute THEN max(finish - max(start, coalesce(compute_reached, start)), 0) ELSE 0 END)
+               AS compute_ns,
            max(finish) - min(start) AS total_ns
-    FROM islands GROUP BY deviceId
+    FROM reach GROUP BY deviceId
 )
 SELECT deviceId,
        compute_ns,
