@@ -621,17 +621,30 @@ class CallRecords {
 // Adds the device-side records of a call, if it has any.
 using DeviceWork = std::function<void(const ApiCall&, CallRecords&)>;
 
+// When a simulated call ran on the host. Without `start_ns` it starts at the double's clock and
+// holds the calling thread for `duration_ns`, as a real call would; with one (a constructed
+// timeline, placed anywhere on the clock) it returns at once.
+struct ApiTiming {
+  uint64_t duration_ns = kApiDurationNs;
+  std::optional<uint64_t> start_ns;
+};
+
+// When a call's device work runs: queued on its stream (std::nullopt) or at `start_ns` exactly.
+struct WorkTiming {
+  uint64_t duration_ns = 0;
+  std::optional<uint64_t> start_ns;
+};
+
 // Simulates one CUDA API call by the calling thread: its external correlation records, its API
-// record (kind RUNTIME or DRIVER) lasting api_duration_ns, then its device work. Returns its
-// correlation id.
-uint32_t simulate_call(CUpti_ActivityKind api_kind, CUpti_CallbackId cbid, uint64_t api_duration_ns,
+// record (kind RUNTIME or DRIVER), then its device work. Returns its correlation id.
+uint32_t simulate_call(CUpti_ActivityKind api_kind, CUpti_CallbackId cbid, const ApiTiming& timing,
                        const DeviceWork& device_work = nullptr) {
   FakeCupti& cupti = fake();
   const CallSetup setup = cupti.begin_call();
   ApiCall call;
   call.correlation_id = setup.correlation_id;
-  call.start = read_clock(setup.timestamp_callback);
-  call.end = call.start + api_duration_ns;
+  call.start = timing.start_ns.value_or(read_clock(setup.timestamp_callback));
+  call.end = call.start + timing.duration_ns;
   call.process_id = static_cast<uint32_t>(getpid());
   call.thread_id = setup.thread_id;
 
@@ -645,27 +658,56 @@ uint32_t simulate_call(CUpti_ActivityKind api_kind, CUpti_CallbackId cbid, uint6
   for (const Record& record : records.records()) cupti.store(record);
   // A real call holds its thread for as long as its record says; so does the simulated one, so
   // that what the caller records next does not start inside it.
-  while (read_clock(setup.timestamp_callback) < call.end) {
+  while (!timing.start_ns && read_clock(setup.timestamp_callback) < call.end) {
   }
   return call.correlation_id;
 }
 
-uint32_t simulate_runtime_call(CUpti_CallbackId cbid, const DeviceWork& device_work) {
-  return simulate_call(CUPTI_ACTIVITY_KIND_RUNTIME, cbid, kApiDurationNs, device_work);
+uint32_t simulate_runtime_call(CUpti_CallbackId cbid, const DeviceWork& device_work,
+                               const ApiTiming& timing = {}) {
+  return simulate_call(CUPTI_ACTIVITY_KIND_RUNTIME, cbid, timing, device_work);
 }
 
-// Work an asynchronous call queued on a stream starts shortly after the call returns.
-// Work on one stream runs in launch order, as on a GPU: it starts after its launch and after
-// the stream's previous work.
-DeviceSpan queued_after(const ApiCall& call, uint32_t device, uint32_t context, uint32_t stream,
-                        uint64_t duration_ns) {
+// Where and when a call's work runs on its stream. Queued work starts shortly after the call
+// returns and after the stream's previous work, as on a GPU; work placed at a time starts then,
+// and queued work after it still waits for it.
+DeviceSpan on_stream(const ApiCall& call, uint32_t device, uint32_t context, uint32_t stream,
+                     const WorkTiming& work) {
   static std::mutex mutex;
   static std::map<std::pair<uint32_t, uint32_t>, uint64_t> stream_busy_until;
   std::lock_guard<std::mutex> lock(mutex);
   uint64_t& busy_until = stream_busy_until[{device, stream}];
-  const uint64_t start = std::max(call.end + kLaunchLatencyNs, busy_until);
-  busy_until = start + duration_ns;
-  return DeviceSpan{device, context, stream, start, start + duration_ns};
+  const uint64_t start =
+      work.start_ns.value_or(std::max(call.end + kLaunchLatencyNs, busy_until));
+  busy_until = std::max(busy_until, start + work.duration_ns);
+  return DeviceSpan{device, context, stream, start, start + work.duration_ns};
+}
+
+uint32_t launch_kernel(const KernelLaunch& launch, uint32_t device, uint32_t context,
+                       uint32_t stream, const ApiTiming& api, const WorkTiming& work) {
+  const DeviceWork kernel = [&](const ApiCall& call, CallRecords& records) {
+    const DeviceSpan span = on_stream(call, device, context, stream, work);
+    records.add(kernel_record(kernel_kind(records.enabled()), launch, span, call.correlation_id));
+  };
+  return simulate_runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, kernel, api);
+}
+
+uint32_t copy_memory(uint64_t bytes, uint8_t copy_kind, uint32_t device, uint32_t context,
+                     uint32_t stream, const ApiTiming& api, const WorkTiming& work) {
+  const DeviceWork copy = [&](const ApiCall& call, CallRecords& records) {
+    const DeviceSpan span = on_stream(call, device, context, stream, work);
+    records.add(memcpy_record(bytes, copy_kind, span, call.correlation_id));
+  };
+  return simulate_runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020, copy, api);
+}
+
+uint32_t set_memory(uint64_t bytes, uint32_t value, uint32_t device, uint32_t context,
+                    uint32_t stream, const ApiTiming& api, const WorkTiming& work) {
+  const DeviceWork set = [&](const ApiCall& call, CallRecords& records) {
+    const DeviceSpan span = on_stream(call, device, context, stream, work);
+    records.add(memset_record(bytes, value, span, call.correlation_id));
+  };
+  return simulate_runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020, set, api);
 }
 
 // --- Entry point plumbing --------------------------------------------------------------------
@@ -978,12 +1020,19 @@ uint32_t fake_cupti_launch_kernel(const char* name, uint32_t device, uint32_t co
   return control_entry([&](FakeCupti& cupti) {
     const KernelLaunch launch{cupti.intern(name),   grid_x,        block_x,
                               registers_per_thread, static_shared, dynamic_shared};
-    const DeviceWork kernel = [&](const ApiCall& call, CallRecords& records) {
-      const DeviceSpan span = queued_after(call, device, context_id, stream, gpu_duration_ns);
-      const CUpti_ActivityKind kind = kernel_kind(records.enabled());
-      records.add(kernel_record(kind, launch, span, call.correlation_id));
-    };
-    return simulate_runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, kernel);
+    return launch_kernel(launch, device, context_id, stream, {}, {gpu_duration_ns, std::nullopt});
+  });
+}
+
+uint32_t fake_cupti_launch_kernel_at(const char* name, uint32_t device, uint32_t context_id,
+                                     uint32_t stream, uint64_t api_start_ns,
+                                     uint64_t api_duration_ns, uint64_t gpu_start_ns,
+                                     uint64_t gpu_duration_ns) {
+  using namespace fake_cupti;
+  return control_entry([&](FakeCupti& cupti) {
+    const KernelLaunch launch{cupti.intern(name), 128, 256, 32, 0, 0};
+    return launch_kernel(launch, device, context_id, stream, {api_duration_ns, api_start_ns},
+                         {gpu_duration_ns, gpu_start_ns});
   });
 }
 
@@ -991,11 +1040,19 @@ uint32_t fake_cupti_memcpy(uint64_t bytes, uint8_t copy_kind, uint32_t device, u
                            uint32_t stream, uint64_t gpu_duration_ns) {
   using namespace fake_cupti;
   return control_entry([&](FakeCupti&) {
-    const DeviceWork copy = [&](const ApiCall& call, CallRecords& records) {
-      const DeviceSpan span = queued_after(call, device, context_id, stream, gpu_duration_ns);
-      records.add(memcpy_record(bytes, copy_kind, span, call.correlation_id));
-    };
-    return simulate_runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020, copy);
+    return copy_memory(bytes, copy_kind, device, context_id, stream, {},
+                       {gpu_duration_ns, std::nullopt});
+  });
+}
+
+uint32_t fake_cupti_memcpy_at(uint64_t bytes, uint8_t copy_kind, uint32_t device,
+                              uint32_t context_id, uint32_t stream, uint64_t api_start_ns,
+                              uint64_t api_duration_ns, uint64_t gpu_start_ns,
+                              uint64_t gpu_duration_ns) {
+  using namespace fake_cupti;
+  return control_entry([&](FakeCupti&) {
+    return copy_memory(bytes, copy_kind, device, context_id, stream,
+                       {api_duration_ns, api_start_ns}, {gpu_duration_ns, gpu_start_ns});
   });
 }
 
@@ -1003,17 +1060,25 @@ uint32_t fake_cupti_memset(uint64_t bytes, uint32_t value, uint32_t device, uint
                            uint32_t stream, uint64_t gpu_duration_ns) {
   using namespace fake_cupti;
   return control_entry([&](FakeCupti&) {
-    const DeviceWork set = [&](const ApiCall& call, CallRecords& records) {
-      const DeviceSpan span = queued_after(call, device, context_id, stream, gpu_duration_ns);
-      records.add(memset_record(bytes, value, span, call.correlation_id));
-    };
-    return simulate_runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020, set);
+    return set_memory(bytes, value, device, context_id, stream, {},
+                      {gpu_duration_ns, std::nullopt});
+  });
+}
+
+uint32_t fake_cupti_memset_at(uint64_t bytes, uint32_t value, uint32_t device,
+                              uint32_t context_id, uint32_t stream, uint64_t api_start_ns,
+                              uint64_t api_duration_ns, uint64_t gpu_start_ns,
+                              uint64_t gpu_duration_ns) {
+  using namespace fake_cupti;
+  return control_entry([&](FakeCupti&) {
+    return set_memory(bytes, value, device, context_id, stream, {api_duration_ns, api_start_ns},
+                      {gpu_duration_ns, gpu_start_ns});
   });
 }
 
 uint32_t fake_cupti_driver_call(uint32_t cbid, uint64_t duration_ns) {
   return control_entry([&](FakeCupti&) {
-    return fake_cupti::simulate_call(CUPTI_ACTIVITY_KIND_DRIVER, cbid, duration_ns);
+    return fake_cupti::simulate_call(CUPTI_ACTIVITY_KIND_DRIVER, cbid, {duration_ns, std::nullopt});
   });
 }
 
@@ -1026,7 +1091,8 @@ uint32_t fake_cupti_synchronize(uint32_t device, uint32_t context_id, uint32_t s
       records.add(stream_synchronize_record(waited, call.correlation_id));
     };
     return simulate_call(CUPTI_ACTIVITY_KIND_RUNTIME,
-                         CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020, duration_ns, wait);
+                         CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020,
+                         {duration_ns, std::nullopt}, wait);
   });
 }
 
@@ -1050,7 +1116,8 @@ uint32_t fake_cupti_graph_launch(uint32_t device, uint32_t context_id, uint32_t 
   using namespace fake_cupti;
   return control_entry([&](FakeCupti&) {
     const DeviceWork graph = [&](const ApiCall& call, CallRecords& records) {
-      const DeviceSpan span = queued_after(call, device, context_id, stream, duration_ns);
+      const DeviceSpan span =
+          on_stream(call, device, context_id, stream, {duration_ns, std::nullopt});
       records.add(graph_trace_record(graph_id, span, call.correlation_id));
     };
     return simulate_runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000, graph);

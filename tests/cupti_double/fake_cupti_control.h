@@ -8,7 +8,9 @@
  *
  * Timing of a simulated call: the API record starts at the double's clock (fake_cupti_now) and
  * lasts 2 us, or `duration_ns` where the function takes one for the call itself; device work
- * starts 1 us after the API record ends and lasts `gpu_duration_ns` / `duration_ns`. */
+ * starts 1 us after the API record ends and after the previous work on its stream, and lasts
+ * `gpu_duration_ns` / `duration_ns`. The fake_cupti_<call>_at functions take explicit times
+ * instead, for tests that construct a GPU timeline. */
 #ifndef PERFPROF_FAKE_CUPTI_CONTROL_H
 #define PERFPROF_FAKE_CUPTI_CONTROL_H
 
@@ -63,6 +65,19 @@ FAKE_CUPTI_API uint32_t fake_cupti_launch_kernel(const char* name, uint32_t devi
                                                  uint32_t block_x, uint16_t registers_per_thread,
                                                  int32_t static_shared, uint32_t dynamic_shared);
 
+/* fake_cupti_launch_kernel at explicit times on the double's clock (fake_cupti_now): the
+ * RUNTIME record spans [api_start_ns, api_start_ns + api_duration_ns), the kernel
+ * [gpu_start_ns, gpu_start_ns + gpu_duration_ns), wherever that is (overlapping other work on
+ * its stream too); the call returns at once. Work queued later on the stream by the functions
+ * without _at starts after it. grid (128,1,1), block (256,1,1), 32 registers per thread, no
+ * shared memory. */
+FAKE_CUPTI_API uint32_t fake_cupti_launch_kernel_at(const char* name, uint32_t device,
+                                                    uint32_t context_id, uint32_t stream,
+                                                    uint64_t api_start_ns,
+                                                    uint64_t api_duration_ns,
+                                                    uint64_t gpu_start_ns,
+                                                    uint64_t gpu_duration_ns);
+
 /* cudaMemcpyAsync: external ids, RUNTIME and MEMCPY (copy_kind is a CUpti_ActivityMemcpyKind). */
 FAKE_CUPTI_API uint32_t fake_cupti_memcpy(uint64_t bytes, uint8_t copy_kind, uint32_t device,
                                           uint32_t context_id, uint32_t stream,
@@ -72,6 +87,16 @@ FAKE_CUPTI_API uint32_t fake_cupti_memcpy(uint64_t bytes, uint8_t copy_kind, uin
 FAKE_CUPTI_API uint32_t fake_cupti_memset(uint64_t bytes, uint32_t value, uint32_t device,
                                           uint32_t context_id, uint32_t stream,
                                           uint64_t gpu_duration_ns);
+
+/* fake_cupti_memcpy and fake_cupti_memset at explicit times, as fake_cupti_launch_kernel_at. */
+FAKE_CUPTI_API uint32_t fake_cupti_memcpy_at(uint64_t bytes, uint8_t copy_kind, uint32_t device,
+                                             uint32_t context_id, uint32_t stream,
+                                             uint64_t api_start_ns, uint64_t api_duration_ns,
+                                             uint64_t gpu_start_ns, uint64_t gpu_duration_ns);
+FAKE_CUPTI_API uint32_t fake_cupti_memset_at(uint64_t bytes, uint32_t value, uint32_t device,
+                                             uint32_t context_id, uint32_t stream,
+                                             uint64_t api_start_ns, uint64_t api_duration_ns,
+                                             uint64_t gpu_start_ns, uint64_t gpu_duration_ns);
 
 /* A driver API call with callback id `cbid` (CUpti_driver_api_trace_cbid): external ids and a
  * DRIVER record lasting duration_ns; no device record. */

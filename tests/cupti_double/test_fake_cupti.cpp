@@ -59,6 +59,9 @@ namespace {
   X(fake_cupti_launch_kernel);               \
   X(fake_cupti_memcpy);                      \
   X(fake_cupti_memset);                      \
+  X(fake_cupti_launch_kernel_at);            \
+  X(fake_cupti_memcpy_at);                   \
+  X(fake_cupti_memset_at);                   \
   X(fake_cupti_driver_call);                 \
   X(fake_cupti_synchronize);                 \
   X(fake_cupti_malloc);                      \
@@ -327,6 +330,64 @@ TEST_F(FakeCupti, KernelKindAloneGivesKernelRecords) {
   const auto records = flush();
   ASSERT_EQ(records.size(), 1u);
   EXPECT_EQ(records[0].kind(), CUPTI_ACTIVITY_KIND_KERNEL);
+}
+
+// Calls at explicit times give records at exactly those times, anywhere on the clock (an
+// earlier kernel on the same stream included); work queued afterwards waits for them.
+TEST_F(FakeCupti, CallsAtExplicitTimesGiveRecordsAtThoseTimes) {
+  enable({CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+          CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET});
+  const uint64_t base = lib().fake_cupti_now() + 1'000'000'000;  // a second ahead: no waiting
+  const uint32_t late = lib().fake_cupti_launch_kernel_at("late", 0, 1, 7, base + 40'000, 3'000,
+                                                          base + 50'000, 20'000);
+  const uint32_t early = lib().fake_cupti_launch_kernel_at("early", 0, 1, 7, base, 4'000,
+                                                           base + 10'000, 5'000);
+  const uint32_t copy = lib().fake_cupti_memcpy_at(
+      1 << 20, CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, 1, 1, 3, base + 1'000, 2'000, base + 6'000, 7'000);
+  const uint32_t fill =
+      lib().fake_cupti_memset_at(4096, 0, 1, 1, 3, base + 2'000, 1'000, base + 13'000, 500);
+  EXPECT_LT(lib().fake_cupti_now(), base) << "calls at explicit times do not hold the thread";
+  const uint32_t queued = launch("queued", 1'000);
+
+  std::map<uint32_t, CUpti_ActivityAPI> api;
+  for (const auto& record : of_kind(flush(), CUPTI_ACTIVITY_KIND_RUNTIME)) {
+    const auto call = record.as<CUpti_ActivityAPI>();
+    api[call.correlationId] = call;
+  }
+  EXPECT_EQ(api.at(late).start, base + 40'000);
+  EXPECT_EQ(api.at(late).end, base + 43'000);
+  EXPECT_EQ(api.at(early).end, base + 4'000);
+  EXPECT_EQ(api.at(copy).start, base + 1'000);
+  EXPECT_EQ(api.at(copy).cbid, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020);
+  EXPECT_EQ(api.at(fill).end, base + 3'000);
+
+  const auto records = Client::get().records();
+  std::map<uint32_t, CUpti_ActivityKernel13> kernels;
+  for (const auto& record : of_kind(records, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)) {
+    const auto kernel = record.as<CUpti_ActivityKernel13>();
+    kernels[kernel.correlationId] = kernel;
+  }
+  EXPECT_EQ(kernels.at(late).start, base + 50'000);
+  EXPECT_EQ(kernels.at(late).end, base + 70'000);
+  EXPECT_EQ(kernels.at(early).start, base + 10'000);
+  EXPECT_EQ(kernels.at(early).end, base + 15'000);
+  EXPECT_STREQ(kernels.at(early).name, "early");
+  EXPECT_EQ(kernels.at(early).streamId, 7u);
+  EXPECT_EQ(kernels.at(queued).start, base + 70'000) << "queued after the stream's last work";
+
+  const auto memcpy_record =
+      of_kind(records, CUPTI_ACTIVITY_KIND_MEMCPY).at(0).as<CUpti_ActivityMemcpy7>();
+  EXPECT_EQ(memcpy_record.correlationId, copy);
+  EXPECT_EQ(memcpy_record.start, base + 6'000);
+  EXPECT_EQ(memcpy_record.end, base + 13'000);
+  EXPECT_EQ(memcpy_record.deviceId, 1u);
+  EXPECT_EQ(memcpy_record.copyKind, CUPTI_ACTIVITY_MEMCPY_KIND_HTOD);
+  const auto memset_record =
+      of_kind(records, CUPTI_ACTIVITY_KIND_MEMSET).at(0).as<CUpti_ActivityMemset5>();
+  EXPECT_EQ(memset_record.correlationId, fill);
+  EXPECT_EQ(memset_record.start, base + 13'000);
+  EXPECT_EQ(memset_record.end, base + 13'500);
+  EXPECT_EQ(memset_record.bytes, 4096u);
 }
 
 TEST_F(FakeCupti, ExternalIdsPushedOnThisThreadPrecedeTheApiRecord) {

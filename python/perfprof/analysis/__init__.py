@@ -14,6 +14,9 @@ analysis of the same name, the numbers agree with it.
 """
 from __future__ import annotations
 
+# Imported in report order: the registry lists analyses as their modules register them.
+from ._gpu_time import (comm_comp_overlap, gpu_utilization, idle_time_breakdown, kernel_breakdown,
+                        temporal_breakdown, top_kernels)
 from ._gpu_work import (frequent_kernel_sequences, kernel_launch_stats, kernel_launches, memory_bandwidth,
                         memory_bandwidth_over_time, queue_length, queue_length_over_time)
 from ._registry import ANALYSES, Analysis
@@ -22,6 +25,8 @@ from ._table import UNIT_SUFFIXES, Table
 
 __all__ = [
     "ANALYSES", "Analysis", "RunDatabase", "Table", "UNIT_SUFFIXES", "database_of", "open_run",
+    "comm_comp_overlap", "gpu_utilization", "idle_time_breakdown", "kernel_breakdown", "temporal_breakdown",
+    "top_kernels",
     "frequent_kernel_sequences", "kernel_launch_stats", "kernel_launches", "memory_bandwidth",
     "memory_bandwidth_over_time", "queue_length", "queue_length_over_time",
 ]
