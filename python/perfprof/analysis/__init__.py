@@ -14,10 +14,14 @@ analysis of the same name, the numbers agree with it.
 """
 from __future__ import annotations
 
+from ._gpu_work import (frequent_kernel_sequences, kernel_launch_stats, kernel_launches, memory_bandwidth,
+                        memory_bandwidth_over_time, queue_length, queue_length_over_time)
 from ._registry import ANALYSES, Analysis
 from ._run_database import RunDatabase, database_of, open_run
 from ._table import UNIT_SUFFIXES, Table
 
 __all__ = [
     "ANALYSES", "Analysis", "RunDatabase", "Table", "UNIT_SUFFIXES", "database_of", "open_run",
+    "frequent_kernel_sequences", "kernel_launch_stats", "kernel_launches", "memory_bandwidth",
+    "memory_bandwidth_over_time", "queue_length", "queue_length_over_time",
 ]

@@ -4,8 +4,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Dict, Iterator, List, Sequence, Tuple
 
-#: Column-name suffixes that carry a unit (renderers and plots format by them):
-#: ``_ns`` nanoseconds, ``_bytes`` bytes, ``_pct`` percent (0-100), ``_gbps`` GB/s (1e9 bytes/s).
+#: Column-name suffixes that carry a unit (renderers and plots format by them): ``_ns``
+#: nanoseconds, ``_bytes`` bytes, ``_pct`` percent (0-100), ``_gbps`` GB/s (1e9 bytes/s). A column
+#: named as the unit alone ("bytes", "pct") has it too.
 UNIT_SUFFIXES = ("_ns", "_bytes", "_pct", "_gbps")
 
 
@@ -13,8 +14,11 @@ UNIT_SUFFIXES = ("_ns", "_bytes", "_pct", "_gbps")
 class Table:
     """The result of an analysis: ``columns`` and ``rows`` as the SQL query returned them.
 
-    Columns are snake_case; a name ending in ``_ns``, ``_bytes``, ``_pct`` or ``_gbps`` holds
-    nanoseconds, bytes, percent or GB/s. Iterating yields each row as a dict.
+    Columns are snake_case; a name ending in ``_ns``, ``_bytes``, ``_pct`` or ``_gbps`` (or
+    named ``bytes``, ``pct``...) holds nanoseconds, bytes, percent or GB/s; ``start_ns``,
+    ``end_ns``, ``timestamp_ns`` and names ending ``_start_ns``, ``_end_ns``, ``_time_ns`` are
+    times (ns since the Unix epoch), the other ``_ns`` columns durations. Iterating yields each
+    row as a dict.
     """
 
     name: str                          # the analysis that produced it, e.g. "temporal_breakdown"

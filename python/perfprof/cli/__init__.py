@@ -18,7 +18,7 @@ EXIT_FAILED = 1
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="perfprof", prog_name="perfprof")
 def main() -> None:
-    """perfprof: profile a script (run) and what happens after a profiled run (analyse, plot)."""
+    """perfprof: profile a script (run) and what happens after a profiled run (analyse, summary, plot)."""
 
 
 @main.command()
@@ -63,6 +63,31 @@ def analyse(paths: List[str], max_process_number: Optional[int], data_simplifica
         except ValueError as error:
             raise click.ClickException(str(error)) from None
     sys.exit(EXIT_FAILED if failures else EXIT_OK)
+
+
+@main.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
+@click.option("--format", "output_format", type=click.Choice(["text", "csv", "json", "markdown"]), default="text",
+              show_default=True, help="text: tables for the terminal; csv, json: raw values; markdown: a report.")
+@click.option("--top", type=click.IntRange(min=1), default=10, show_default=True,
+              help="Rows of the top-N tables (kernels, operators, ranges, sequences, hot spots).")
+@click.option("-a", "--analysis", "names", multiple=True, metavar="NAME",
+              help="Only this analysis (repeatable), any of perfprof.analysis.ANALYSES [default: the summary's].")
+def summary(paths: List[str], output_format: str, top: int, names: List[str]) -> None:
+    """Report what a run's time and memory went to: run info, step times, GPU and host breakdowns,
+    top kernels, operators and mstx ranges (count, total, avg, median, min, max, stdev).
+
+    PATHS are run directories (or folders holding several, each reported in turn), their
+    PERFPROF_OUTPUT folders, or database files. A run written without a database gets one built
+    from its capture first.
+
+    \b
+    perfprof summary result/host_1234_20261123_101500_perfprof
+    perfprof summary RUN --format csv --analysis top_kernels > kernels.csv
+    """
+    from ._summary import print_summaries
+
+    sys.exit(print_summaries(paths, output_format, top, list(names) or None))
 
 
 @main.command(context_settings={"allow_interspersed_args": False, "ignore_unknown_options": True})

@@ -1,0 +1,152 @@
+"""Tables as people and programs read them: a terminal report (rich), CSV, JSON and Markdown.
+
+Machine formats (CSV, JSON) keep the raw values and column names. Human formats (text,
+Markdown) scale each unit column to a readable unit chosen from its largest value, name the
+unit in the header, and show timestamps as offsets from the run's window start.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+from ._table import UNIT_SUFFIXES, Table
+
+FORMATS = ("text", "csv", "json", "markdown")
+
+_TIME_UNITS = ((1e9, "s"), (1e6, "ms"), (1e3, "us"), (1.0, "ns"))
+_BYTE_UNITS = ((1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB"), (1, "B"))
+
+
+def is_timestamp(column: str) -> bool:
+    """Whether a column holds a time of day (ns since the Unix epoch) rather than a duration."""
+    return column in ("start_ns", "end_ns", "timestamp_ns") or column.endswith(("_start_ns", "_end_ns", "_time_ns"))
+
+
+@dataclass(frozen=True)
+class DisplayColumn:
+    header: str
+    render: Callable[[Any], str]
+    numeric: bool
+
+
+def display_columns(table: Table, origin_ns: Optional[int] = None) -> List[DisplayColumn]:
+    """How each column of `table` is shown to a person; `origin_ns` is the run's window start."""
+    return [_display_column(name, table.column(name), origin_ns) for name in table.columns]
+
+
+def unit_of(column: str) -> Optional[str]:
+    """The unit a column's name carries ("ns", "bytes", "pct", "gbps"), or None: the name is the
+    unit itself ("bytes") or ends with "_" and the unit ("total_ns")."""
+    for suffix in UNIT_SUFFIXES:
+        unit = suffix[1:]
+        if column == unit or column.endswith(suffix):
+            return unit
+    return None
+
+
+def _display_column(name: str, values: Sequence[Any], origin_ns: Optional[int]) -> DisplayColumn:
+    unit = unit_of(name)
+    label = (name[:-len(unit)].rstrip("_") if unit else name).replace("_", " ") or (unit or name)
+    numbers = [abs(value) for value in values if isinstance(value, (int, float)) and not isinstance(value, bool)]
+    largest = max(numbers, default=0)
+    if unit == "ns" and is_timestamp(name):
+        if origin_ns is None:
+            return DisplayColumn(f"{label} (ns since the Unix epoch)", _integer, True)
+        return _scaled(f"{label} (ms from start)", 1e6, lambda value: value - origin_ns)
+    if unit == "ns":
+        scale, shown = _unit_for(largest, _TIME_UNITS)
+        return _scaled(f"{label} ({shown})", scale)
+    if unit == "bytes":
+        scale, shown = _unit_for(largest, _BYTE_UNITS)
+        return _scaled(f"{label} ({shown})", scale)
+    if unit == "pct":
+        return DisplayColumn(f"{label} (%)", lambda value: _number(value, 1.0, 1), True)
+    if unit == "gbps":
+        return DisplayColumn(f"{label} (GB/s)", lambda value: _number(value, 1.0, 2), True)
+    if numbers and all(isinstance(value, int) for value in values if value is not None):
+        return DisplayColumn(label, _integer, True)
+    if numbers:
+        return DisplayColumn(label, lambda value: _number(value, 1.0, 3), True)
+    return DisplayColumn(label, lambda value: "" if value is None else str(value), False)
+
+
+def _integer(value: Any) -> str:
+    return "" if value is None else f"{value:,}"
+
+
+def _unit_for(largest: float, units: Sequence[Tuple[float, str]]) -> Tuple[float, str]:
+    for scale, unit in units:
+        if largest >= scale:
+            return scale, unit
+    return units[-1]
+
+
+def _scaled(header: str, scale: float, shift: Callable[[Any], Any] = lambda value: value) -> DisplayColumn:
+    return DisplayColumn(header, lambda value: "" if value is None else _number(shift(value), scale, 3), True)
+
+
+def _number(value: Any, scale: float, digits: int) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    return f"{value / scale:,.{digits}f}"
+
+
+def to_csv(tables: Sequence[Table]) -> str:
+    """Each table as a CSV block (raw values) headed by a ``# name: title`` line, blocks separated
+    by a blank line; a single table has no heading line, so it reads as a plain CSV file."""
+    blocks = []
+    for table in tables:
+        out = io.StringIO()
+        if len(tables) > 1:
+            out.write(f"# {table.name}: {table.title}\n")
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(table.columns)
+        writer.writerows(table.rows)
+        blocks.append(out.getvalue())
+    return "\n".join(blocks)
+
+
+def to_json(tables: Sequence[Table], about: Dict[str, Any], indent: Optional[int] = 1) -> str:
+    """``{**about, "analyses": {name: {"title", "columns", "rows"}}}`` with raw values."""
+    document = dict(about)
+    document["analyses"] = {table.name: {"title": table.title, "columns": list(table.columns),
+                                         "rows": [list(row) for row in table.rows]} for table in tables}
+    return json.dumps(document, indent=indent)
+
+
+def to_markdown(tables: Sequence[Table], origin_ns: Optional[int] = None) -> str:
+    """Each table as a Markdown section: ``## title`` and a pipe table (or a line saying it is empty)."""
+    sections = []
+    for table in tables:
+        lines = [f"## {table.title}", ""]
+        if not table.rows:
+            lines.append("_no data in this run_")
+        else:
+            columns = display_columns(table, origin_ns)
+            lines.append("| " + " | ".join(column.header for column in columns) + " |")
+            lines.append("| " + " | ".join("---:" if column.numeric else "---" for column in columns) + " |")
+            for row in table.rows:
+                cells = (column.render(value).replace("|", "\\|") for column, value in zip(columns, row))
+                lines.append("| " + " | ".join(cells) + " |")
+        sections.append("\n".join(lines))
+    return "\n\n".join(sections) + "\n"
+
+
+def rich_table(table: Table, origin_ns: Optional[int] = None) -> Any:
+    """A rich Table of `table` for the terminal."""
+    from rich.table import Table as RichTable
+
+    shown = RichTable(title=table.title, title_justify="left", title_style="bold")
+    columns = display_columns(table, origin_ns)
+    for column in columns:
+        shown.add_column(column.header, justify="right" if column.numeric else "left",
+                         overflow="fold", no_wrap=column.numeric)
+    for row in table.rows:
+        shown.add_row(*(column.render(value) for column, value in zip(columns, row)))
+    return shown

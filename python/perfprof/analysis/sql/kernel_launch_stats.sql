@@ -1,0 +1,48 @@
+-- kernel_launch_stats: per device, how long launches take and how long work waits after its
+-- launch: HolisticTraceAnalysis's get_cuda_kernel_launch_stats, summarised.
+-- The launches are those of kernel_launches.sql (the same CTE; keep the two in step):
+--   launch_delay_ns = max(work start - runtime call end, 0)
+--   short_kernels           GPU duration < its call's CPU duration, among calls within the
+--                           runtime cut-off (HTA: launch overhead dominates them)
+--   runtime_outliers        calls longer than :runtime_cutoff_ns (default 50 us, as HTA)
+--   launch_delay_outliers   launch delay above :launch_delay_cutoff_ns (default 100 us, as HTA)
+WITH launch_calls AS (
+    SELECT correlationId, start, "end"
+    FROM CUPTI_ACTIVITY_KIND_RUNTIME
+    WHERE nameId IN (SELECT id FROM StringIds
+                     WHERE value IN ('cudaLaunchKernel', 'cudaLaunchKernelExC')
+                        OR (coalesce(:include_memory, 1) AND value IN ('cudaMemcpyAsync', 'cudaMemsetAsync')))
+),
+gpu_work AS (
+    SELECT deviceId, correlationId, start, "end" FROM CUPTI_ACTIVITY_KIND_KERNEL
+    UNION ALL
+    SELECT deviceId, correlationId, start, "end" FROM CUPTI_ACTIVITY_KIND_MEMCPY
+    UNION ALL
+    SELECT deviceId, correlationId, start, "end" FROM CUPTI_ACTIVITY_KIND_MEMSET
+),
+launches AS (
+    SELECT work.deviceId,
+           calls."end" - calls.start AS cpu_ns,
+           work."end" - work.start AS gpu_ns,
+           max(work.start - calls."end", 0) AS delay_ns
+    FROM launch_calls AS calls JOIN gpu_work AS work ON work.correlationId = calls.correlationId
+),
+ranked AS (
+    SELECT *,
+           row_number() OVER (PARTITION BY deviceId ORDER BY delay_ns) AS position,
+           count(*) OVER (PARTITION BY deviceId) AS launches
+    FROM launches
+)
+SELECT deviceId,
+       count(*) AS kernels,
+       avg(delay_ns) AS avg_launch_delay_ns,
+       -- The middle row, or the mean of the middle two: positions (n+1)/2 and (n+2)/2.
+       avg(CASE WHEN position IN ((launches + 1) / 2, (launches + 2) / 2) THEN delay_ns END)
+           AS median_launch_delay_ns,
+       max(delay_ns) AS max_launch_delay_ns,
+       sum(gpu_ns < cpu_ns AND cpu_ns <= coalesce(:runtime_cutoff_ns, 50000)) AS short_kernels,
+       sum(cpu_ns > coalesce(:runtime_cutoff_ns, 50000)) AS runtime_outliers,
+       sum(delay_ns > coalesce(:launch_delay_cutoff_ns, 100000)) AS launch_delay_outliers
+FROM ranked
+GROUP BY deviceId
+ORDER BY deviceId;

@@ -1,0 +1,103 @@
+"""``perfprof summary``: the summary analyses of each run, printed in the chosen format."""
+from __future__ import annotations
+
+import os
+import sqlite3
+from typing import TYPE_CHECKING, List, Optional, Sequence
+
+import click
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from ..analysis import Table
+
+
+def print_summaries(paths: List[str], output_format: str, top: int, names: Optional[List[str]]) -> int:
+    """Print the summary of every run at `paths`; returns the exit code (1 when a run failed)."""
+    from rich.console import Console
+
+    from ..analysis._summary import summary_analyses
+
+    try:
+        summary_analyses(names)
+    except ValueError as error:
+        raise click.BadParameter(str(error), param_hint="--analysis") from None
+    console = Console(stderr=True)
+    failed = 0
+    runs = _runs_at(paths)
+    for run_path in runs:
+        try:
+            _print_summary(run_path, output_format, top, names, console, heading=len(runs) > 1)
+        except (OSError, ValueError) as error:
+            failed += 1
+            console.print(f"[red]failed[/red] {run_path}: {error}", highlight=False, soft_wrap=True)
+        except sqlite3.Error as error:  # a corrupt or foreign database file
+            failed += 1
+            console.print(f"[red]failed[/red] {run_path}: not a readable perfprof database: {error}",
+                          highlight=False, soft_wrap=True)
+    return 1 if failed else 0
+
+
+def _runs_at(paths: List[str]) -> List[str]:
+    """Each path as given when it is a run (a run directory, its output folder or a database
+    file), else the run directories under it."""
+    from .._analyse import find_run_dirs
+    from ..analysis import database_of
+    from ..trace_handler import OUTPUT_DIR
+
+    runs = []
+    for path in paths:
+        if os.path.isfile(path) or os.path.basename(os.path.normpath(path)) == OUTPUT_DIR or database_of(path):
+            runs.append(path)
+            continue
+        found = sorted(set(find_run_dirs(path)) | set(_run_dirs_with_databases(path)))
+        runs += found or [path]  # nothing under it: open_run says what is missing
+    return runs
+
+
+def _run_dirs_with_databases(path: str) -> List[str]:
+    from ..analysis import database_of
+    from ..trace_handler import OUTPUT_DIR
+
+    return [os.path.dirname(root) for root, _, _ in os.walk(path)
+            if os.path.basename(root) == OUTPUT_DIR and database_of(os.path.dirname(root))]
+
+
+def _print_summary(run_path: str, output_format: str, top: int, names: Optional[List[str]], console: "Console",
+                   heading: bool) -> None:
+    from ..analysis import open_run
+    from ..analysis._formats import to_csv, to_json, to_markdown
+    from ..analysis._summary import summary_tables, window_begin_ns
+
+    def building(run_dir: str) -> None:
+        console.print(f"building the database of {run_dir} from its capture", highlight=False)
+
+    with open_run(run_path, on_build=building) as run:
+        with console.status(f"analysing {run_path}"):
+            tables = summary_tables(run, top, names)
+        origin = window_begin_ns(run)
+        if output_format == "json":
+            # Several runs: one document per line (JSON Lines), each parseable alone.
+            click.echo(to_json(tables, {"run": run_path, "database": run.path}, indent=None if heading else 1))
+        elif output_format == "csv":
+            click.echo((f"# run: {run_path}\n" if heading else "") + to_csv(tables), nl=False)
+        elif output_format == "markdown":
+            click.echo(f"# {run_path}\n\n" + to_markdown(tables, origin), nl=False)
+        else:
+            _print_text(tables, run_path, run.path, origin)
+
+
+def _print_text(tables: Sequence["Table"], run_path: str, database: str, origin: Optional[int]) -> None:
+    from rich.console import Console
+
+    from ..analysis._formats import rich_table
+
+    out = Console(soft_wrap=False)
+    out.rule(f"[bold]{run_path}")
+    out.print(f"database: {database}", highlight=False)
+    for table in tables:
+        if table.rows:
+            out.print(rich_table(table, origin))
+        else:
+            out.print(f"[bold]{table.title}[/bold]: no data in this run", highlight=False)

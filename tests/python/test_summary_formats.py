@@ -1,0 +1,63 @@
+"""How analysis tables are shown: raw values in CSV and JSON, scaled units in text and Markdown."""
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+from perfprof.analysis import Table
+from perfprof.analysis._formats import display_columns, is_timestamp, rich_table, to_csv, to_json, to_markdown
+
+KERNELS = Table.of("top_kernels", "Top kernels", ["name", "count", "total_ns", "pct"],
+                   [("gemm|fused", 3, 4_500_000, 75.0), ("relu", 2, 1_500_000, 25.0)])
+MEMORY = Table.of("memory_peaks", "Memory peaks", ["category", "peak_bytes", "peak_time_ns"],
+                  [("PARAMETER", 3 << 20, 1_000_002_500_000), ("TOTAL", 5 << 20, 1_000_003_000_000)])
+EMPTY = Table.of("queue_length", "Queue length", ["deviceId", "max_queue_length"], [])
+
+
+def test_csv_keeps_raw_values_and_a_single_table_is_a_plain_csv_file():
+    assert list(csv.reader(io.StringIO(to_csv([KERNELS])))) == [
+        ["name", "count", "total_ns", "pct"], ["gemm|fused", "3", "4500000", "75.0"], ["relu", "2", "1500000", "25.0"]]
+    blocks = to_csv([KERNELS, EMPTY]).split("\n\n")
+    assert blocks[0].splitlines()[0] == "# top_kernels: Top kernels"
+    assert blocks[1].splitlines() == ["# queue_length: Queue length", "deviceId,max_queue_length"]
+
+
+def test_json_has_every_table_with_raw_rows():
+    document = json.loads(to_json([KERNELS, EMPTY], {"run": "r"}))
+    assert document["run"] == "r"
+    assert document["analyses"]["top_kernels"] == {
+        "title": "Top kernels", "columns": ["name", "count", "total_ns", "pct"],
+        "rows": [["gemm|fused", 3, 4500000, 75.0], ["relu", 2, 1500000, 25.0]]}
+    assert document["analyses"]["queue_length"]["rows"] == []
+
+
+def test_units_are_scaled_from_the_largest_value_and_named_in_the_header():
+    name, count, total, pct = display_columns(KERNELS)
+    assert (name.header, count.header, total.header, pct.header) == ("name", "count", "total (ms)", "pct (%)")
+    assert display_columns(MEMORY)[2].header == "peak time (ns since the Unix epoch)"
+    assert [total.render(v) for v in KERNELS.column("total_ns")] == ["4.500", "1.500"]
+    assert pct.render(75.0) == "75.0" and count.render(3) == "3" and total.numeric and not name.numeric
+
+
+def test_timestamps_are_shown_from_the_run_start_and_bytes_in_binary_units():
+    category, peak, when = display_columns(MEMORY, origin_ns=1_000_000_000_000)
+    assert peak.header == "peak (MiB)" and [peak.render(v) for v in MEMORY.column("peak_bytes")] == ["3.000", "5.000"]
+    assert when.header == "peak time (ms from start)" and when.render(1_000_002_500_000) == "2.500"
+    assert is_timestamp("bin_start_ns") and is_timestamp("timestamp_ns") and not is_timestamp("total_ns")
+
+
+def test_markdown_escapes_pipes_aligns_numbers_and_says_when_a_table_is_empty():
+    text = to_markdown([KERNELS, EMPTY])
+    assert "## Top kernels\n\n| name | count | total (ms) | pct (%) |\n| --- | ---: | ---: | ---: |\n" in text
+    assert "| gemm\\|fused | 3 | 4.500 | 75.0 |" in text
+    assert "## Queue length\n\n_no data in this run_" in text
+
+
+def test_terminal_table_has_the_scaled_headers_and_cells():
+    from rich.console import Console
+
+    console = Console(record=True, width=120)
+    console.print(rich_table(KERNELS))
+    shown = console.export_text()
+    assert "Top kernels" in shown and "total (ms)" in shown and "4.500" in shown and "gemm|fused" in shown
