@@ -50,8 +50,8 @@ def plot(paths: List[str], output: Optional[str], theme: Optional[str], config_f
         console.print(f"[green]wrote[/green] {path}", highlight=False, soft_wrap=True)
     for name, reason in result.skipped:
         console.print(f"[yellow]skipped[/yellow] {name}: {reason}", highlight=False, soft_wrap=True)
-    for name, error in result.failed:
-        console.print(f"[red]failed[/red] {name}: {error}", highlight=False, soft_wrap=True)
+    for name, problem in result.failed:
+        console.print(f"[red]failed[/red] {name}: {problem}", highlight=False, soft_wrap=True)
     if not result.ok:
         console.print(f"perfprof plot: {result.problem()}", highlight=False, soft_wrap=True)
     sys.exit(EXIT_OK if result.ok else EXIT_FAILED)

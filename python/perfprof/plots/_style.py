@@ -44,7 +44,7 @@ def themed(theme: str) -> Iterator[None]:
     import matplotlib
     from cycler import cycler
 
-    params = {**_COMMON, **THEMES[theme], "axes.prop_cycle": cycler(color=PALETTE)}
+    params: Any = {**_COMMON, **THEMES[theme], "axes.prop_cycle": cycler(color=PALETTE)}  # rcParams' keys are Literal-typed
     with matplotlib.rc_context(params):
         yield
 
