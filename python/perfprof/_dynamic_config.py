@@ -4,7 +4,8 @@ The fields are the spec's (torch_npu's dynamic_profile, mapped from NPU to CUDA 
 profile's options (``activities``, ``record_shapes`` ... ``experimental_config``, checked as
 ``profile()`` checks them) and what only a dynamic collection has (``start_step``, ``active``,
 ``warmup``, ``prof_dir``, ``analyse``, ``async_mode``, ``is_rank``, ``rank_list``,
-``metadata``). A key left out takes its default. Nothing in a file is ever executed, and a bad
+``metadata``), and perfprof's auto-plot (``auto_plot``, ``plot_required``, ``plot``:
+docs/plots.md). A key left out takes its default. Nothing in a file is ever executed, and a bad
 field never stops the job: it is named in the problems and takes its default.
 
 A change is a change of content (a hash of the bytes), not of modification time: two edits in
@@ -18,7 +19,7 @@ import hashlib
 import json
 import os
 import re
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
 from ._node_config import read_file
 from ._options import ProfilerOptions
@@ -44,6 +45,9 @@ class DynamicConfig:
     is_rank: bool = False
     rank_list: Tuple[int, ...] = ()
     metadata: Dict[str, Any] = dataclasses.field(default_factory=dict)
+    auto_plot: Optional[bool] = None  # None: on when `plot` is given (docs/plots.md)
+    plot_required: bool = False
+    plot: Union[Dict[str, Any], str, None] = None  # a plot configuration, or a plot-config file's path
 
     def collects_on_rank(self, rank: int) -> bool:
         """Whether the process of `rank` collects: every rank unless ``is_rank`` names some."""
@@ -98,6 +102,18 @@ def _safe_path(value: Any) -> str:
     return value
 
 
+def _optional_bool(value: Any) -> Optional[bool]:
+    return None if value is None else _bool(value)
+
+
+def _plot_envelope(value: Any) -> Union[Dict[str, Any], str, None]:
+    """A plot configuration: an object of its keys (checked when plotting), or a file's path."""
+    if value is not None and not isinstance(value, dict) and not (isinstance(value, str) and value):
+        raise _Invalid(f"must be an object of plot-config keys or the path of a plot-config file, "
+                       f"got {json.dumps(value)}")
+    return value
+
+
 def _rank_list(value: Any) -> Tuple[int, ...]:
     if not isinstance(value, list) or not all(isinstance(r, int) and not isinstance(r, bool) and r >= 0 for r in value):
         raise _Invalid(f"must be a list of ranks (integers 0 or more), got {json.dumps(value)}")
@@ -121,6 +137,9 @@ _COLLECTION_FIELDS: Dict[str, Callable[[Any], Any]] = {
     "is_rank": _bool,
     "rank_list": _rank_list,
     "metadata": _metadata,
+    "auto_plot": _optional_bool,
+    "plot_required": _bool,
+    "plot": _plot_envelope,
 }
 
 

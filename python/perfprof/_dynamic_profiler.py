@@ -17,11 +17,12 @@ import json
 import os
 import threading
 import time
-from typing import List, Optional
+from typing import Callable, List, Optional
 
 from ._dynamic_config import CONFIG_FILE, ConfigWatcher, DynamicConfig, checked_path, read_config, template
 from ._dynamic_log import DynamicLogs
 from ._node_config import NodeConfigReader
+from .trace_handler import TraceHandler
 from .run_metadata import distributed_info
 
 _clock = time.monotonic  # the step-time clock (tests replace it)
@@ -70,6 +71,7 @@ class DynamicProfiler:
         self.step_num = 0
         self.poll_interval_s = FIRST_POLL_INTERVAL_S
         self.run_dirs: List[str] = []  # of the collections finished so far
+        self._handlers: List[TraceHandler] = []  # their run-directory writers
         self.config_path = os.path.join(config_dir, CONFIG_FILE) if config_dir else None
         self._collection: Optional[_Collection] = None
         self._request: Optional[_Request] = None  # posted by the monitor thread or dp.start()
@@ -135,7 +137,7 @@ class DynamicProfiler:
         try:
             if self._collection is not None:
                 self._collection.note_step_end(self.step_num)  # before the step writes a run directory
-                self._collection.prof.step()
+                self._keeping_plot_failures(self._collection.prof.step)
                 if self._collection.finished_at(self.step_num):
                     self._finish()
             if self._collection is None:
@@ -190,7 +192,8 @@ class DynamicProfiler:
             # The profile counts the job's steps, so its schedule skips those already done.
             cycle = schedule(wait=0, warmup=config.warmup, active=config.active, repeat=1, skip_first=self.step_num)
             prof = profile(**config.options.as_kwargs(), schedule=cycle, on_trace_ready=tensorboard_trace_handler(
-                config.prof_dir, analyse_flag=analyse, async_mode=config.async_mode))
+                config.prof_dir, analyse_flag=analyse, async_mode=config.async_mode, auto_plot=config.auto_plot,
+                plot_required=config.plot_required, plot=config.plot))
             self._add_metadata(prof, config)
             prof.step_num = self.step_num
             prof.start()
@@ -213,14 +216,34 @@ class DynamicProfiler:
         collection, self._collection = self._collection, None
         if collection is None:
             return
-        collection.prof.stop()
+        self._keeping_plot_failures(collection.prof.stop)
         interval = collection.step_interval_s
         if interval is not None:
             self.poll_interval_s = max(MIN_POLL_INTERVAL_S, interval)
-        run_dirs = list(getattr(collection.prof.on_trace_ready, "run_dirs", []))
+        handler = collection.prof.on_trace_ready
+        self._handlers.append(handler)
+        run_dirs = list(handler.run_dirs)
         self.run_dirs += run_dirs
         self.logs.actions.info("step %d: collection from %s done: %s", self.step_num, collection.source,
                                ", ".join(run_dirs) or "no run directory was written")
+
+    def _keeping_plot_failures(self, advance: Callable[[], None]) -> None:
+        """Run a profile's step() or stop(), which may write a run directory: a required
+        auto-plot's failure is logged and the collection goes on (its handler keeps the failure
+        for `perfprof run`, which fails at the end: the job itself is never stopped for a plot)."""
+        from .plots import AutoPlotError
+
+        try:
+            advance()
+        except AutoPlotError as error:
+            self.logs.actions.error("step %d: %s", self.step_num, error)
+
+    def plot_failures(self) -> List[Exception]:
+        """The required auto-plots that failed (plot_required), once the collections' run
+        directories are all written: this waits for those written in the background."""
+        for handler in self._handlers:
+            handler.wait()
+        return [failure for handler in self._handlers for failure in handler.plot_failures]
 
     def _update_busy(self) -> None:
         with self._lock:

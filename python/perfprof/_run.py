@@ -5,7 +5,9 @@ The target runs in this process (as ``python script.py`` / ``python -m module`` 
 profiler, which counts steps on optimizer steps (torch's step post-hook) or on
 ``perfprof.dynamic_profile.step()`` calls. What it collects is either the ``profile()``
 options given on the command line, recorded from the start (or as ``--schedule`` says) until the
-target ends, or a profiler_config.json (``--config``), collected from its ``start_step``.
+target ends, or a profiler_config.json (``--config``), collected from its ``start_step``. With
+auto-plot, each run directory gets its plots once written; a required plot that fails makes the
+run fail once the target has ended (the target itself is never stopped for it).
 """
 from __future__ import annotations
 
@@ -47,10 +49,21 @@ class RunProfile:
     analyse: bool = True
     config: Optional[DynamicConfig] = None
     config_source: str = ""
+    auto_plot: Optional[bool] = None  # --auto-plot / --no-auto-plot; None: as the config says (off without one)
+    plot_required: bool = False
 
 
-def run(target: RunTarget, how: RunProfile) -> "tuple[int, List[str]]":
-    """Run `target` profiled as `how` says. Returns its exit code and the run directories."""
+@dataclasses.dataclass(frozen=True)
+class RunOutcome:
+    """What a profiled run gave."""
+
+    code: int                         # the target's exit code
+    run_dirs: List[str]
+    plot_failures: List[Exception]    # required auto-plots that failed (--plot-required)
+
+
+def run(target: RunTarget, how: RunProfile) -> RunOutcome:
+    """Run `target` profiled as `how` says."""
     from . import dynamic_profile
     from ._dynamic_profiler import DynamicProfiler
 
@@ -64,14 +77,20 @@ def run(target: RunTarget, how: RunProfile) -> "tuple[int, List[str]]":
         after_import(OPTIMIZER_MODULE, lambda module: module.register_optimizer_step_post_hook(
             lambda optimizer, args, kwargs: profiler.step()))
     if how.config is not None:
-        profiler.request(how.config, how.config_source)
+        profiler.request(_with_plot_flags(how.config, how), how.config_source)
     else:
         profiler.begin(_profile(how), "perfprof run")
     try:
         code = _execute(target)
     finally:
         dynamic_profile._close()  # writes what the last collection recorded
-    return code, profiler.run_dirs
+    return RunOutcome(code, profiler.run_dirs, profiler.plot_failures())
+
+
+def _with_plot_flags(config: DynamicConfig, how: RunProfile) -> DynamicConfig:
+    """The command line's auto-plot flags over the config's: a flag given wins."""
+    auto_plot = config.auto_plot if how.auto_plot is None else how.auto_plot
+    return dataclasses.replace(config, auto_plot=auto_plot, plot_required=config.plot_required or how.plot_required)
 
 
 def _profile(how: RunProfile):  # type: ignore[no-untyped-def]
@@ -80,7 +99,8 @@ def _profile(how: RunProfile):  # type: ignore[no-untyped-def]
 
     # A schedule is always given, so that every step is a ProfilerStep#N range.
     return profile(**how.options.as_kwargs(), schedule=how.schedule or _record_every_step,
-                   on_trace_ready=tensorboard_trace_handler(how.output, how.worker_name, analyse_flag=how.analyse))
+                   on_trace_ready=tensorboard_trace_handler(how.output, how.worker_name, analyse_flag=how.analyse,
+                                                            auto_plot=how.auto_plot, plot_required=how.plot_required))
 
 
 def _execute(target: RunTarget) -> int:

@@ -21,6 +21,9 @@ Layout of a run directory::
             step_trace_time.csv         with schedule steps: each step's device time by activity
             data_preprocess.csv         with steps and DataLoader fetches: fetch time per step
                                         (the summary tables: docs/formats/summaries.md)
+            perfprof.db                 with ExportType.Db, or auto-plot: the run database
+        plots/                      with auto-plot: the PNGs and perfprof_plot.log (docs/plots.md)
+        .perfprof-plot-config.yaml  with auto-plot and a ``plot`` configuration: that configuration
 
 The trace sits in its own folder because HolisticTraceAnalysis reads every ``.json`` file of the
 folder it is given as a rank's trace: point it (and TensorBoard's profiler plugin, which finds
@@ -32,7 +35,10 @@ import concurrent.futures
 import datetime
 import json
 import os
-from typing import Any, Dict, List, Optional
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional
+
+if TYPE_CHECKING:
+    from .plots import AutoPlot, AutoPlotError
 
 from ._logging import logger
 from .run_metadata import captured_environment, default_worker_name, distributed_info, versions
@@ -48,12 +54,16 @@ METADATA_FILE = "profiler_metadata.json"
 class TraceHandler:
     """The ``on_trace_ready`` callable returned by :func:`tensorboard_trace_handler`."""
 
-    def __init__(self, dir_name: str, worker_name: Optional[str], analyse_flag: bool, async_mode: bool) -> None:
+    def __init__(self, dir_name: str, worker_name: Optional[str], analyse_flag: bool, async_mode: bool,
+                 auto_plot: "AutoPlot") -> None:
         self.dir_name = dir_name
         self.worker_name = worker_name or default_worker_name()
         self.analyse_flag = analyse_flag
         self.async_mode = async_mode
+        self.auto_plot = auto_plot
         self.run_dirs: List[str] = []
+        #: Failures of required auto-plots (plot_required), in async mode too, where they cannot be raised.
+        self.plot_failures: List["AutoPlotError"] = []
         self._pending: List[concurrent.futures.Future] = []
         self._cycle_run_dir: Optional[str] = None  # made when the cycle began recording
         if not analyse_flag:
@@ -72,23 +82,40 @@ class TraceHandler:
         return os.path.join(self._cycle_run_dir, CAPTURE_FILE)
 
     def __call__(self, prof: Any) -> None:
-        """Write the run directory of `prof`'s latest trace. I/O errors are logged, never raised."""
+        """Write the run directory of `prof`'s latest trace, then auto-plot it. I/O errors are
+        logged, never raised; a required auto-plot's failure is raised (:class:`AutoPlotError`)
+        in sync mode, logged as an error in async mode, and in both kept in ``plot_failures``."""
         try:
             run_dir, self._cycle_run_dir = self._cycle_run_dir or self._new_run_dir(), None
-            job = _RunDirectoryJob(prof, run_dir, self.worker_name, self.analyse_flag)
+            job = _RunDirectoryJob(prof, run_dir, self.worker_name, self.analyse_flag,
+                                   with_database=self.auto_plot.enabled)
         except Exception as error:  # never hurt the job: a full disk must not stop training
             logger.error("perfprof: cannot create a run directory in %r: %s", self.dir_name, error)
             return
         self.run_dirs.append(run_dir)
         if self.async_mode:
             self._pending = [f for f in self._pending if not f.done()]
-            self._pending.append(_background_writer().submit(job.write_logging_errors))
+            self._pending.append(_background_writer().submit(self._write_and_plot, job))
         else:
-            job.write_logging_errors()
+            self._write_and_plot(job)
 
     def wait(self, timeout: Optional[float] = None) -> None:
-        """Block until every run directory submitted in async mode is written."""
+        """Block until every run directory submitted in async mode is written (and plotted)."""
         concurrent.futures.wait(self._pending, timeout=timeout)
+
+    def _write_and_plot(self, job: "_RunDirectoryJob") -> None:
+        # Plotted in the thread that wrote the run directory: after its outputs, never before.
+        from .plots import AutoPlotError
+
+        if not job.write_logging_errors():
+            return
+        try:
+            self.auto_plot.after_write(job.run_dir)
+        except AutoPlotError as error:
+            self.plot_failures.append(error)
+            if not self.async_mode:
+                raise
+            logger.error("perfprof: %s (plot_required)", error)  # the writer thread has no caller to raise to
 
     def _new_run_dir(self) -> str:
         stamp = datetime.datetime.now().strftime("%Y%m%d%H%M%S%f")
@@ -108,6 +135,9 @@ def tensorboard_trace_handler(
     worker_name: Optional[str] = None,
     analyse_flag: bool = True,
     async_mode: bool = False,
+    auto_plot: Optional[bool] = None,
+    plot_required: bool = False,
+    plot: "Mapping[str, Any] | os.PathLike[str] | str | None" = None,
 ) -> TraceHandler:
     """Return an ``on_trace_ready`` callback that writes a run directory per saved cycle.
 
@@ -120,6 +150,15 @@ def tensorboard_trace_handler(
             :func:`perfprof.analyse`) writes the trace and tables from it later.
         async_mode: write in a background thread so ``step()`` does not wait for the disk.
             Pending writes finish before the interpreter exits; ``handler.wait()`` waits for them.
+        auto_plot: draw the run's plots (``perfprof plot``) into ``<run>/plots/`` after each run
+            directory is written, in the thread that wrote it. Default (None): on when `plot`
+            is given, else off. The run database is then written even without ExportType.Db.
+        plot_required: a failed auto-plot raises :class:`perfprof.plots.AutoPlotError` (in
+            async mode: logged as an error and kept in ``handler.plot_failures``) instead of
+            one WARNING. No effect while auto-plot is off.
+        plot: the plot configuration of this run's plots: a mapping of plot-config keys, or the
+            path of a plot-config file (docs/plots.md). Written into the run directory as
+            ``.perfprof-plot-config.yaml``, so ``perfprof plot RUN`` draws the same plots later.
     """
     if not isinstance(dir_name, (str, os.PathLike)):
         raise TypeError(f"tensorboard_trace_handler: 'dir_name' must be a path, got {type(dir_name).__name__}")
@@ -131,10 +170,19 @@ def tensorboard_trace_handler(
             raise TypeError(f"tensorboard_trace_handler: 'worker_name' must be str, got {type(worker_name).__name__}")
         if not worker_name or os.sep in worker_name or (os.altsep and os.altsep in worker_name):
             raise ValueError(f"tensorboard_trace_handler: 'worker_name' {worker_name!r} must be a non-empty file name")
-    for field, value in (("analyse_flag", analyse_flag), ("async_mode", async_mode)):
+    for field, value in (("analyse_flag", analyse_flag), ("async_mode", async_mode), ("plot_required", plot_required)):
         if not isinstance(value, bool):
             raise TypeError(f"tensorboard_trace_handler: '{field}' must be a bool, got {type(value).__name__}")
-    return TraceHandler(dir_name, worker_name, analyse_flag, async_mode)
+    if auto_plot is not None and not isinstance(auto_plot, bool):
+        raise TypeError(f"tensorboard_trace_handler: 'auto_plot' must be a bool or None, got {type(auto_plot).__name__}")
+    if plot is not None and not isinstance(plot, (Mapping, str, os.PathLike)):
+        raise TypeError("tensorboard_trace_handler: 'plot' must be a mapping or the path of a plot-config file, "
+                        f"got {type(plot).__name__}")
+    from .plots import AutoPlot
+
+    envelope = os.fspath(plot) if isinstance(plot, os.PathLike) else plot
+    return TraceHandler(dir_name, worker_name, analyse_flag, async_mode,
+                        AutoPlot.resolve(auto_plot, plot_required, envelope))
 
 
 def trace_dir_of(run_dir: "os.PathLike[str] | str") -> str:
@@ -160,12 +208,12 @@ def wants_database(config: Dict[str, Any]) -> bool:
 
 def write_outputs(trace: Any, run_dir: str, trace_file: str, metadata_items: List[Any], rank: int, world_size: int,
                   backend: str, config: Optional[Dict[str, Any]] = None,
-                  environment: Optional[Dict[str, str]] = None) -> None:
+                  environment: Optional[Dict[str, str]] = None, with_database: bool = False) -> None:
     """Write what a run directory holds beside its capture (in ``PERFPROF_OUTPUT``): the Chrome
     trace, the summary tables the trace has data for, with memory events the memory tables, and
-    with ExportType.Db in the run's ``config`` the run database (its META_DATA: the user's
-    metadata, the configuration and the captured ``environment``). Raises ``OSError`` when they
-    cannot be written."""
+    with ExportType.Db in the run's ``config`` (or `with_database`) the run database (its
+    META_DATA: the user's metadata, the configuration and the captured ``environment``). Raises
+    ``OSError`` when they cannot be written."""
     output_dir = trace_dir_of(run_dir)
     os.makedirs(output_dir, exist_ok=True)
     trace.export_chrome_trace(os.path.join(output_dir, trace_file), metadata_items, rank, world_size, backend)
@@ -173,8 +221,8 @@ def write_outputs(trace: Any, run_dir: str, trace_file: str, metadata_items: Lis
     if trace.num_memory_events:
         trace.export_memory_tables(os.path.join(output_dir, "memory_record.csv"),
                                    os.path.join(output_dir, "operator_memory.csv"))
-    if config is not None and wants_database(config):
-        write_database(trace, run_dir, metadata_items, rank, world_size, backend, config, environment)
+    if with_database or (config is not None and wants_database(config)):
+        write_database(trace, run_dir, metadata_items, rank, world_size, backend, config or {}, environment)
 
 
 def write_database(trace: Any, run_dir: str, metadata_items: List[Any], rank: int, world_size: int, backend: str,
@@ -194,7 +242,7 @@ def write_database(trace: Any, run_dir: str, metadata_items: List[Any], rank: in
 class _RunDirectoryJob:
     """Everything a run directory needs, taken from the profiler at the moment the cycle ends."""
 
-    def __init__(self, prof: Any, run_dir: str, worker_name: str, analyse: bool) -> None:
+    def __init__(self, prof: Any, run_dir: str, worker_name: str, analyse: bool, with_database: bool) -> None:
         if prof.trace is None:
             raise RuntimeError("the profiler has no trace")
         self.prof_trace = prof.trace
@@ -204,6 +252,9 @@ class _RunDirectoryJob:
         self.analyse = analyse or not os.path.exists(self.capture_path)
         # data_simplification: once the outputs are written, the capture they came from goes.
         self.remove_capture = self.analyse and bool(prof.experimental_config.data_simplification)
+        # Auto-plot reads the database: written from the trace in memory when analysing. Without
+        # analysing, the plots build it from the capture (perfprof.analysis.open_run).
+        self.with_database = with_database
         self.trace_file = trace_file_name(run_dir, worker_name)
         self.metadata_items = list(prof._metadata.items())
         self.metadata: Dict[str, Any] = prof.metadata
@@ -226,16 +277,20 @@ class _RunDirectoryJob:
         }
         self.environment = captured_environment()
 
-    def write_logging_errors(self) -> None:
+    def write_logging_errors(self) -> bool:
+        """Write the run directory; whether it was written (a failure is logged)."""
         try:
             self.write()
         except Exception as error:
             logger.error("perfprof: writing run directory %s failed: %s", self.run_dir, error)
+            return False
+        return True
 
     def write(self) -> None:
         if self.analyse:
             write_outputs(self.prof_trace, self.run_dir, self.trace_file, self.metadata_items, self.dist.rank,
-                          self.dist.world_size, self.dist.backend, self.info["config"], self.environment)
+                          self.dist.world_size, self.dist.backend, self.info["config"], self.environment,
+                          self.with_database)
         write_json(os.path.join(self.run_dir, METADATA_FILE),
                    {"metadata": self.metadata, "environment_variables": self.environment})
         write_json(os.path.join(self.run_dir, INFO_FILE), self.info)

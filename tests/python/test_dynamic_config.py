@@ -17,7 +17,8 @@ def test_the_template_lists_every_field_with_its_default_and_reads_back_as_the_d
     content = json.loads(template())
     assert list(content) == ["activities", "record_shapes", "profile_memory", "with_stack", "with_flops",
                              "with_modules", "start_step", "active", "warmup", "prof_dir", "analyse", "async_mode",
-                             "is_rank", "rank_list", "metadata", "experimental_config"]
+                             "is_rank", "rank_list", "metadata", "auto_plot", "plot_required", "plot",
+                             "experimental_config"]
     assert content["start_step"] == 0 and content["active"] == 1 and content["prof_dir"] == "./"
     assert content["experimental_config"] == ExperimentalConfig().to_dict()
     config, problems = parse(template())

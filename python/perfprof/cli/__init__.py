@@ -18,7 +18,7 @@ EXIT_FAILED = 1
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="perfprof", prog_name="perfprof")
 def main() -> None:
-    """perfprof: profile a script (run) and what happens after a profiled run (analyse)."""
+    """perfprof: profile a script (run) and what happens after a profiled run (analyse, summary, plot)."""
 
 
 @main.command()
@@ -116,12 +116,17 @@ def summary(paths: List[str], output_format: str, top: int, names: List[str]) ->
               help="Record garbage collections longer than MS milliseconds.")
 @click.option("--worker-name", default=None, help="Prefix of the run directory [default: {host}_{pid}].")
 @click.option("--no-analyse", is_flag=True, help="Write the capture only; `perfprof analyse` builds the rest later.")
+@click.option("--auto-plot/--no-auto-plot", default=None,
+              help="Draw each run directory's plots (perfprof plot) once it is written "
+                   "[default: on when the --config file has a \"plot\" configuration, else off].")
+@click.option("--plot-required", is_flag=True,
+              help="Exit 1 when auto-plot fails (the target still runs to its end) instead of one warning.")
 @click.argument("target_and_args", nargs=-1, type=click.UNPROCESSED)
 def run(module: Optional[str], output: str, config_file: Optional[str], steps_on: str,
         schedule_text: Optional[str], activities: Optional[str], record_shapes: bool, profile_memory: bool,
         with_stack: bool, with_flops: bool, with_modules: bool, export_type: Optional[str],
         profiler_level: Optional[str], mstx: bool, gc_detect_threshold: Optional[float], worker_name: Optional[str],
-        no_analyse: bool, target_and_args: List[str]) -> None:
+        no_analyse: bool, auto_plot: Optional[bool], plot_required: bool, target_and_args: List[str]) -> None:
     """Profile SCRIPT (or -m MODULE) with its ARGS, unchanged; exits with its exit code.
 
     \b
@@ -130,7 +135,8 @@ def run(module: Optional[str], output: str, config_file: Optional[str], steps_on
     perfprof run --config profiler_config.json train.py
 
     Steps are counted on optimizer steps (or dp.step() calls with --steps-on explicit); each
-    recorded step is a ProfilerStep#N range. The run directories are printed at the end.
+    recorded step is a ProfilerStep#N range. The run directories are printed at the end. Exits
+    with the target's exit code, or 1 when it is 0 and a --plot-required auto-plot failed.
     """
     from .._run import RunProfile, RunTarget, run as run_target
 
@@ -150,17 +156,20 @@ def run(module: Optional[str], output: str, config_file: Optional[str], steps_on
                                            ("--worker-name", worker_name), ("--no-analyse", no_analyse)) if value]
         if given:
             raise click.UsageError(f"--config gives the options; {', '.join(given)} cannot be used with it")
-        how = RunProfile(output=output, steps_on=steps_on, config=_read_config(config_file), config_source=config_file)
+        how = RunProfile(output=output, steps_on=steps_on, config=_read_config(config_file), config_source=config_file,
+                         auto_plot=auto_plot, plot_required=plot_required)
     else:
         how = RunProfile(output=output, steps_on=steps_on, worker_name=worker_name, analyse=not no_analyse,
                          options=_options(activities, profile_flags, experimental),
-                         schedule=_schedule(schedule_text))
-    code, run_dirs = run_target(target, how)
-    for run_dir in run_dirs:
+                         schedule=_schedule(schedule_text), auto_plot=auto_plot, plot_required=plot_required)
+    outcome = run_target(target, how)
+    for run_dir in outcome.run_dirs:
         click.echo(f"perfprof: run directory: {run_dir}", err=True)
-    if not run_dirs:
+    if not outcome.run_dirs:
         click.echo("perfprof: no run directory was written (no step was recorded)", err=True)
-    sys.exit(code)
+    for failure in outcome.plot_failures:
+        click.echo(f"perfprof: {failure} (--plot-required)", err=True)
+    sys.exit(outcome.code or (EXIT_FAILED if outcome.plot_failures else EXIT_OK))
 
 
 def _list(text: Optional[str]) -> Optional[List[str]]:
@@ -209,3 +218,13 @@ def _read_config(path: str):  # type: ignore[no-untyped-def]
     if config is None:
         raise click.BadParameter(f"{path} is not a profiler_config.json", param_hint="--config")
     return config
+
+
+def _register_commands() -> None:
+    # Commands in modules of their own; imported last because they use this module's exit codes.
+    from .plot import plot
+
+    main.add_command(plot)
+
+
+_register_commands()

@@ -1,0 +1,69 @@
+"""Every plot by name: the analysis it reads, what a run must have recorded for it, how it is drawn.
+
+A plot's name is its PNG's name (``step_times.png``) and the name the configuration lists.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable, Dict, Mapping
+
+from .. import analysis
+from . import _multi_run, _single_run
+
+if TYPE_CHECKING:
+    from ..analysis import RunDatabase, Table
+    from ._config import PlotConfig
+
+Load = Callable[["RunDatabase", "PlotConfig"], "Table"]
+
+
+@dataclass(frozen=True)
+class SingleRunPlot:
+    """A plot of one run: ``draw(load(run, config))``."""
+
+    name: str
+    needs: str  # what the run must have recorded: said in the log when the table is empty
+    load: Load
+    draw: Callable[["Table"], Any]
+
+
+@dataclass(frozen=True)
+class MultiRunPlot:
+    """A plot comparing runs: ``draw({label: load(run, config) for each run}, config)``."""
+
+    name: str
+    needs: str
+    load: Load
+    draw: Callable[[Mapping[str, "Table"], "PlotConfig"], Any]
+
+
+_STEPS = "schedule steps (ProfilerStep#N ranges: a schedule, or `perfprof run`)"
+_KERNELS = "GPU activity (a run with ProfilerActivity.CUDA on a GPU)"
+_OPERATORS = "operators (a run with ProfilerActivity.CPU)"
+
+SINGLE_RUN_PLOTS: Dict[str, SingleRunPlot] = {plot.name: plot for plot in (
+    SingleRunPlot("step_times", _STEPS, lambda run, config: analysis.step_times(run), _single_run.step_times),
+    SingleRunPlot("step_time_breakdown", _STEPS, lambda run, config: analysis.step_time_breakdown(run),
+                  _single_run.step_time_breakdown),
+    SingleRunPlot("top_kernels", _KERNELS, lambda run, config: analysis.top_kernels(run, config.top_n),
+                  _single_run.top_kernels),
+    SingleRunPlot("top_operators", _OPERATORS, lambda run, config: analysis.top_operators(run, config.top_n),
+                  _single_run.top_operators),
+    SingleRunPlot("gpu_utilization", _KERNELS,
+                  lambda run, config: analysis.gpu_utilization(run, config.utilization_bins),
+                  _single_run.gpu_utilization),
+    SingleRunPlot("memory_over_time", "memory events (profile_memory=True)",
+                  lambda run, config: analysis.memory_over_time(run), _single_run.memory_over_time),
+    SingleRunPlot("idle_time_breakdown", _KERNELS, lambda run, config: analysis.idle_time_breakdown(run),
+                  _single_run.idle_time_breakdown),
+)}
+
+MULTI_RUN_PLOTS: Dict[str, MultiRunPlot] = {plot.name: plot for plot in (
+    MultiRunPlot("step_time_distribution", _STEPS, lambda run, config: analysis.step_times(run),
+                 lambda tables, config: _multi_run.step_time_distribution(tables)),
+    MultiRunPlot("kernel_time_across_runs", _KERNELS, lambda run, config: analysis.top_kernels(run, config.top_n),
+                 lambda tables, config: _multi_run.kernel_time_across_runs(tables, config.top_n)),
+    MultiRunPlot("operator_time_across_runs", _OPERATORS,
+                 lambda run, config: analysis.top_operators(run, config.top_n),
+                 lambda tables, config: _multi_run.operator_time_across_runs(tables, config.top_n)),
+)}

@@ -1,0 +1,168 @@
+"""The plots of one run: each a function from the analysis Table(s) it draws to a Figure.
+
+They draw what they are given (the engine leaves out a plot whose table is empty) and take the
+colours of the theme they are called in (:func:`perfprof.plots._style.themed`). Column names are
+the analyses' (docs/analysis.md): their unit is in the name, and the axes say it.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any, Dict, List, Sequence, Tuple
+
+from ..analysis import Table
+from ._style import bar_height, colours, new_figure, unique
+from ._units import byte_unit, scaled, time_unit
+
+IDLE_COLOUR = "#bbbbbb"
+# Step boundaries, when a breakdown gives them, are times of day: not parts of the step.
+_NOT_PARTS = ("duration_ns", "start_ns", "end_ns")
+
+
+def _label(column: str) -> str:
+    """``communication_not_overlapped_ns`` -> ``communication not overlapped``."""
+    return column.rsplit("_", 1)[0].replace("_", " ")
+
+
+def step_times(table: Table) -> Any:
+    """Each step's duration over the steps (``step_times``), with the median dashed."""
+    durations = table.column("duration_ns")
+    divisor, unit = time_unit(durations)
+    values = scaled(durations, divisor)
+    figure, (axes,) = new_figure()
+    axes.plot(table.column("step"), values, marker="o", markersize=3, linewidth=1.2)
+    median = sorted(values)[len(values) // 2]
+    axes.axhline(median, linestyle="--", linewidth=1, color=IDLE_COLOUR, label=f"median {median:.3g} {unit}")
+    axes.set(title="Step time", xlabel="step", ylabel=f"duration ({unit})")
+    axes.set_ylim(bottom=0)
+    axes.legend(loc="lower right")
+    return figure
+
+
+def step_time_breakdown(table: Table) -> Any:
+    """Each step's duration split into the parts the breakdown gives (its ``*_ns`` columns
+    other than the duration), stacked (``step_time_breakdown``)."""
+    parts = [column for column in table.columns if column.endswith("_ns") and column not in _NOT_PARTS]
+    divisor, unit = time_unit(table.column("duration_ns"))
+    steps = table.column("step")
+    figure, (axes,) = new_figure()
+    bottom = [0.0] * len(steps)
+    for part, colour in zip(parts, colours(len(parts))):
+        values = scaled(table.column(part), divisor)
+        axes.bar(steps, values, bottom=bottom, width=0.8, color=colour, label=_label(part))
+        bottom = [base + value for base, value in zip(bottom, values)]
+    axes.set(title="Step time breakdown", xlabel="step", ylabel=f"time ({unit})")
+    axes.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    return figure
+
+
+def _top_bars(table: Table, series: Sequence[Tuple[str, str]], title: str) -> Any:
+    """Horizontal bars per ``name``, the largest on top: one bar per (column, label) of
+    `series`, drawn over each other (the first the widest), the first's ``pct`` beside it."""
+    names = unique(table.column("name"))[::-1]
+    divisor, unit = time_unit(table.column(series[0][0]))
+    figure, (axes,) = new_figure(height=bar_height(len(names)))
+    for index, ((column, label), colour) in enumerate(zip(series, colours(len(series)))):
+        values = scaled(table.column(column), divisor)[::-1]
+        bars = axes.barh(names, values, height=0.8 - 0.3 * index, color=colour, label=label)
+        if index == 0 and "pct" in table.columns:
+            axes.bar_label(bars, labels=[f"{pct or 0:.1f}%" for pct in table.column("pct")[::-1]],
+                           padding=3, fontsize=8)
+    axes.set(title=title, xlabel=f"time ({unit})")
+    axes.margins(x=0.12)  # room for the percentages
+    if len(series) > 1:
+        axes.legend(loc="lower right")
+    return figure
+
+
+def top_kernels(table: Table) -> Any:
+    """The top kernels by total time (``top_kernels``), with their share of GPU time."""
+    return _top_bars(table, [("total_ns", "total")], "Top GPU kernels by total time")
+
+
+def top_operators(table: Table) -> Any:
+    """The top operators by total time, their self time inside (``top_operators``)."""
+    return _top_bars(table, [("total_ns", "total"), ("self_ns", "self")], "Top operators by total time")
+
+
+def _by(table: Table, key: str) -> Dict[Any, List[Dict[str, Any]]]:
+    """The rows of `table` grouped by the value of column `key`, in the order met."""
+    groups: Dict[Any, List[Dict[str, Any]]] = defaultdict(list)
+    for row in table:
+        groups[row[key]].append(row)
+    return groups
+
+
+def gpu_utilization(table: Table) -> Any:
+    """Each GPU's busy and idle share per time bin (``gpu_utilization``), one row per GPU."""
+    devices = _by(table, "deviceId")
+    origin = min(table.column("bin_start_ns"))
+    divisor, unit = time_unit([end - origin for end in table.column("bin_end_ns")])
+    figure, axes_list = new_figure(rows=len(devices), height=1.0 + 2.2 * len(devices))
+    for axes, (device, rows) in zip(axes_list, devices.items()):
+        starts = [(row["bin_start_ns"] - origin) / divisor for row in rows]
+        widths = [(row["bin_end_ns"] - row["bin_start_ns"]) / divisor for row in rows]
+        busy = [row["utilization_pct"] or 0 for row in rows]
+        axes.bar(starts, busy, width=widths, align="edge", label="busy")
+        axes.bar(starts, [100 - value for value in busy], bottom=busy, width=widths, align="edge",
+                 color=IDLE_COLOUR, label="idle")
+        axes.set(ylabel=f"GPU {device} (%)", ylim=(0, 100))
+    axes_list[0].set_title("GPU utilisation over time")
+    axes_list[0].legend(loc="upper right")
+    axes_list[-1].set_xlabel(f"time since the first bin ({unit})")
+    return figure
+
+
+def _levels(rows: List[Dict[str, Any]]) -> Tuple[List[int], Dict[str, List[int]]]:
+    """The times of `rows` (sorted, distinct), and each category's bytes at each time: its
+    latest value up to then (0 before its first)."""
+    times = sorted({row["timestamp_ns"] for row in rows})
+    position = {time: index for index, time in enumerate(times)}
+    changes: Dict[str, List[Any]] = defaultdict(lambda: [None] * len(times))
+    for row in rows:
+        changes[row["category"]][position[row["timestamp_ns"]]] = row["bytes"]
+    levels = {}
+    for category, values in changes.items():
+        level, filled = 0, []
+        for value in values:
+            level = level if value is None else value
+            filled.append(level)
+        levels[category] = filled
+    return times, levels
+
+
+def memory_over_time(table: Table) -> Any:
+    """Allocated memory by category over time, stacked (``memory_over_time``), one row per
+    device type; each category keeps its last value between its changes."""
+    devices = _by(table, "deviceType")
+    origin = min(table.column("timestamp_ns"))
+    time_divisor, time_name = time_unit([time - origin for time in table.column("timestamp_ns")])
+    figure, axes_list = new_figure(rows=len(devices), height=1.0 + 3.0 * len(devices))
+    for axes, (device, rows) in zip(axes_list, devices.items()):
+        times, levels = _levels(rows)
+        size_divisor, size_name = byte_unit([sum(values) for values in zip(*levels.values())])
+        axes.stackplot([(time - origin) / time_divisor for time in times],
+                       *[scaled(values, size_divisor) for values in levels.values()],
+                       labels=list(levels), colors=colours(len(levels)), step="post")
+        axes.set(ylabel=f"{device} ({size_name})")
+        axes.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    axes_list[0].set_title("Memory by category over time")
+    axes_list[-1].set_xlabel(f"time since the first event ({time_name})")
+    return figure
+
+
+def idle_time_breakdown(table: Table) -> Any:
+    """Each stream's idle time split by cause (``idle_time_breakdown``), stacked."""
+    keys = sorted({(row["deviceId"], row["streamId"]) for row in table})
+    categories = list(dict.fromkeys(table.column("category")))
+    idle = {(row["deviceId"], row["streamId"], row["category"]): row["idle_ns"] or 0 for row in table}
+    divisor, unit = time_unit(idle.values())
+    labels = [f"GPU {device}\nstream {stream}" for device, stream in keys]
+    figure, (axes,) = new_figure()
+    bottom = [0.0] * len(keys)
+    for category, colour in zip(categories, colours(len(categories))):
+        values = [idle.get((device, stream, category), 0) / divisor for device, stream in keys]
+        axes.bar(labels, values, bottom=bottom, color=colour, label=category.replace("_", " "))
+        bottom = [base + value for base, value in zip(bottom, values)]
+    axes.set(title="Idle time by cause, per stream", ylabel=f"idle time ({unit})")
+    axes.legend(loc="upper right")
+    return figure
