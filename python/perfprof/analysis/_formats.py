@@ -11,14 +11,13 @@ import io
 import json
 import math
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from ._table import UNIT_SUFFIXES, Table
+from ._units import byte_unit, time_unit
 
 FORMATS = ("text", "csv", "json", "markdown")
 
-_TIME_UNITS = ((1e9, "s"), (1e6, "ms"), (1e3, "us"), (1.0, "ns"))
-_BYTE_UNITS = ((1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB"), (1, "B"))
 
 
 def is_timestamp(column: str) -> bool:
@@ -52,16 +51,15 @@ def _display_column(name: str, values: Sequence[Any], origin_ns: Optional[int]) 
     unit = unit_of(name)
     label = (name[:-len(unit)].rstrip("_") if unit else name).replace("_", " ") or (unit or name)
     numbers = [abs(value) for value in values if isinstance(value, (int, float)) and not isinstance(value, bool)]
-    largest = max(numbers, default=0)
     if unit == "ns" and is_timestamp(name):
         if origin_ns is None:
             return DisplayColumn(f"{label} (ns since the Unix epoch)", _integer, True)
         return _scaled(f"{label} (ms from start)", 1e6, lambda value: value - origin_ns)
     if unit == "ns":
-        scale, shown = _unit_for(largest, _TIME_UNITS)
+        scale, shown = time_unit(numbers)
         return _scaled(f"{label} ({shown})", scale)
     if unit == "bytes":
-        scale, shown = _unit_for(largest, _BYTE_UNITS)
+        scale, shown = byte_unit(numbers)
         return _scaled(f"{label} ({shown})", scale)
     if unit == "pct":
         return DisplayColumn(f"{label} (%)", lambda value: _number(value, 1.0, 1), True)
@@ -76,13 +74,6 @@ def _display_column(name: str, values: Sequence[Any], origin_ns: Optional[int]) 
 
 def _integer(value: Any) -> str:
     return "" if value is None else f"{value:,}"
-
-
-def _unit_for(largest: float, units: Sequence[Tuple[float, str]]) -> Tuple[float, str]:
-    for scale, unit in units:
-        if largest >= scale:
-            return scale, unit
-    return units[-1]
 
 
 def _scaled(header: str, scale: float, shift: Callable[[Any], Any] = lambda value: value) -> DisplayColumn:

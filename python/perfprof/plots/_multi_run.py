@@ -10,7 +10,7 @@ from typing import Any, Dict, List, Mapping
 
 from ..analysis import Table
 from ._style import bar_height, colours, new_figure, unique
-from ._units import scaled, time_unit
+from ..analysis._units import scaled, time_unit
 
 
 def step_time_distribution(tables: Mapping[str, Table]) -> Any:

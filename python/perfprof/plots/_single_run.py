@@ -11,7 +11,7 @@ from typing import Any, Dict, List, Sequence, Tuple
 
 from ..analysis import Table
 from ._style import bar_height, colours, new_figure, unique
-from ._units import byte_unit, scaled, time_unit
+from ..analysis._units import byte_unit, scaled, time_unit
 
 IDLE_COLOUR = "#bbbbbb"
 # Step boundaries, when a breakdown gives them, are times of day: not parts of the step.

@@ -1,5 +1,5 @@
-"""Axis units: a column's values (named with their unit, ``_ns`` or ``_bytes``) scaled to the
-unit that reads best for their size."""
+"""Readable units: a column's values (named with their unit, ``_ns`` or ``_bytes``) scaled to
+the unit that reads best for their size. Shared by the reports (``_formats``) and the plots."""
 from __future__ import annotations
 
 from typing import Iterable, List, Tuple
