@@ -64,7 +64,7 @@ def comm_comp_overlap(run: RunDatabase) -> Table:
     return run.query("comm_comp_overlap", "Communication overlapped by computation")
 
 
-@analysis("gpu_utilization", "GPU utilisation and idle over time", "gpu")
+@analysis("gpu_utilization", "GPU utilisation and idle over time", "gpu", in_summary=False)
 def gpu_utilization(run: RunDatabase, bins: int = 100) -> Table:
     """Per device: its span cut into `bins` equal bins, and the busy time in each.
 

@@ -1,0 +1,112 @@
+"""perfprof summary in a terminal: the analyses of a test-double GPU run as a user reads them,
+and the formats, selection and errors of the command."""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from analysis_runs import constructed_run
+from test_analysis_gpu_time import SCENARIO  # its hand-computed numbers are checked there
+
+
+def summary(*args: str, columns: int = 200) -> subprocess.CompletedProcess:
+    env = dict(os.environ, COLUMNS=str(columns), TERM="dumb")
+    return subprocess.run([sys.executable, "-m", "perfprof", "summary", *args], capture_output=True, text=True,
+                          env=env, timeout=120)
+
+
+@pytest.fixture(scope="module")
+def gpu_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return constructed_run(SCENARIO, tmp_path_factory.mktemp("summary"))
+
+
+def row_of(text: str, first_cell: str) -> list:
+    """The cells of the terminal table row starting with `first_cell`."""
+    for line in text.splitlines():
+        cells = [cell.strip() for cell in line.strip("│┃ ").split("│")]
+        if cells and cells[0] == first_cell:
+            return cells
+    raise AssertionError(f"no row {first_cell!r} in:\n{text}")
+
+
+def test_terminal_report_of_a_gpu_run(gpu_run):
+    result = summary(str(gpu_run))
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    for title in ("GPU time: compute, non-compute and idle", "Why streams were idle", "Top GPU kernels",
+                  "Communication overlapped by computation", "Kernel launches", "Launch queue length"):
+        assert title in out
+    # The temporal breakdown in readable units: 340/140/50 of 530 us.
+    assert "compute (µs)" in out and "64.2" in out and "26.4" in out and "9.4" in out
+    # nsys-stats-style kernel row: count, total, avg, median, min, max, stdev (us), share.
+    assert row_of(out, "gemm") == ["gemm", "compute", "3", "280.000", "93.333", "100.000", "60.000", "120.000",
+                                   "30.551", "45.2"]
+    assert "GPU utilisation and idle over time" not in out  # a series for the plots, not the report
+    assert "Frequent kernel sequences: no data in this run" in out  # no operator launched the kernels
+
+
+def test_top_limits_the_rows_and_analysis_selects_tables(gpu_run):
+    result = summary(str(gpu_run), "--top", "2", "-a", "top_kernels", "--format", "csv")
+    assert result.returncode == 0, result.stderr
+    rows = list(csv.reader(io.StringIO(result.stdout)))
+    assert rows[0][:4] == ["name", "type", "count", "total_ns"]
+    assert [row[0] for row in rows[1:]] == ["gemm", "ncclDevKernel_AllReduce_Sum_f32_RING_LL"]
+    assert rows[1][3] == "280000"
+
+
+def test_json_and_markdown(gpu_run):
+    document = json.loads(summary(str(gpu_run), "--format", "json").stdout)
+    breakdown = document["analyses"]["temporal_breakdown"]
+    assert dict(zip(breakdown["columns"], breakdown["rows"][0]))["idle_ns"] == 50_000
+    assert document["database"].endswith("perfprof.db")
+    markdown = summary(str(gpu_run), "--format", "markdown", "-a", "comm_comp_overlap").stdout
+    assert "## Communication overlapped by computation" in markdown
+    assert "| 0 | 140.000 | 50.000 | 35.7 |" in markdown
+
+
+def test_a_run_without_a_database_gets_one_from_its_capture(tmp_path):
+    import perfprof
+
+    with perfprof.profile(schedule=perfprof.schedule(wait=0, active=1, repeat=1),
+                          on_trace_ready=perfprof.tensorboard_trace_handler(str(tmp_path), worker_name="w"),
+                          experimental_config=perfprof.ExperimentalConfig(data_simplification=False)) as prof:
+        with perfprof.record_function("work"):
+            pass
+        prof.step()
+    (run_dir,) = [str(p) for p in tmp_path.iterdir()]
+    database = os.path.join(run_dir, "PERFPROF_OUTPUT", "perfprof.db")
+    assert not os.path.exists(database)
+    result = summary(run_dir, "--format", "json")
+    assert result.returncode == 0, result.stderr
+    assert "building the database of" in result.stderr and os.path.isfile(database)
+    assert json.loads(result.stdout)["database"] == database
+
+
+def test_errors_name_the_problem(tmp_path, gpu_run):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    result = summary(str(empty))
+    assert result.returncode == 1
+    assert "no database" in result.stderr and "ExportType.Db" in result.stderr
+    not_a_database = tmp_path / "junk.db"
+    not_a_database.write_bytes(b"not sqlite" * 100)
+    result = summary(str(not_a_database))
+    assert result.returncode == 1 and "not a readable perfprof database" in result.stderr
+    result = summary(str(gpu_run), "-a", "top_kernel")
+    assert result.returncode == 2 and "no analysis named 'top_kernel'" in result.stderr
+
+
+def test_a_folder_of_runs_is_reported_run_by_run(tmp_path, gpu_run):
+    for name in ("a_1_perfprof", "b_1_perfprof"):
+        shutil.copytree(gpu_run, tmp_path / name)
+    result = summary(str(tmp_path), "--format", "json", "-a", "kernel_breakdown")
+    documents = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [Path(d["run"]).name for d in documents] == ["a_1_perfprof", "b_1_perfprof"]
