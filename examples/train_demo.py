@@ -4,8 +4,10 @@
 
 Steps 0 (skipped) and 1 (wait) run unprofiled, step 2 warms up, steps 3 and 4 are recorded and
 saved: the run directory under --out holds the Chrome trace (open it in https://ui.perfetto.dev),
-the memory tables (memory_record.csv, operator_memory.csv), memory_timeline.html (memory by
-category over time), profiler_info.json and profiler_metadata.json. Data loading runs in a worker
+the run database (PERFPROF_OUTPUT/perfprof.db), the memory tables (memory_record.csv,
+operator_memory.csv), memory_timeline.html (memory by category over time), the plots drawn
+right after the run (plots/*.png, with matplotlib installed), profiler_info.json and
+profiler_metadata.json. `perfprof summary RUN_DIR` prints what the time and memory went to. Data loading runs in a worker
 thread, marked with mstx ranges; the training phases are record_function ranges.
 
 The recorded steps are written to the run directory's capture as they end; with --keep-capture
@@ -51,15 +53,17 @@ def train(out_dir: str, steps: int, keep_capture: bool = False) -> perfprof.Trac
     batches: "queue.Queue[tuple[torch.Tensor, torch.Tensor]]" = queue.Queue(maxsize=1)
     loader = threading.Thread(target=load_batches, args=(batches, steps), name="data-loader")
 
-    # The run directory: capture, trace, memory tables, metadata.
-    handler = perfprof.tensorboard_trace_handler(out_dir)
+    # The run directory: capture, trace, database, memory tables, metadata, and its plots.
+    handler = perfprof.tensorboard_trace_handler(out_dir, auto_plot=True)
     with perfprof.profile(
         activities=[perfprof.ProfilerActivity.CPU],
         schedule=perfprof.schedule(wait=1, warmup=1, active=2, repeat=1, skip_first=1),
         on_trace_ready=handler,
         profile_memory=True,
         with_modules=True,
-        experimental_config=perfprof.ExperimentalConfig(mstx=True, data_simplification=not keep_capture),
+        experimental_config=perfprof.ExperimentalConfig(
+            mstx=True, export_type=[perfprof.ExportType.Text, perfprof.ExportType.Db],
+            data_simplification=not keep_capture),
     ) as prof:
         prof.add_metadata("model", "mlp-256-512-512-10")
         prof.add_metadata_json("hyperparameters", '{"lr": 0.001, "batch_size": 64}')
@@ -94,6 +98,8 @@ def main() -> None:
         print(f"run directory: {run_dir}")
         print(f"  trace for Perfetto UI / HolisticTraceAnalysis: {perfprof.trace_dir_of(run_dir)}")
         print(f"  memory by category over time: {os.path.join(run_dir, MEMORY_PLOT)}")
+        print(f"  plots: {os.path.join(run_dir, 'plots')}")
+        print(f"  what the time went to: perfprof summary {run_dir}")
 
 
 if __name__ == "__main__":

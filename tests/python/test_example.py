@@ -15,7 +15,9 @@ EXAMPLE = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "train
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory):
     out = tmp_path_factory.mktemp("demo")
-    subprocess.run([sys.executable, EXAMPLE, "--out", str(out)], check=True, timeout=300)
+    home = tmp_path_factory.mktemp("home")  # auto-plot makes ~/.perfprof/plot_config.yaml
+    subprocess.run([sys.executable, EXAMPLE, "--out", str(out)], check=True, timeout=300,
+                   env=dict(os.environ, HOME=str(home)))
     (directory,) = run_dirs(str(out))
     return directory
 
@@ -26,12 +28,13 @@ def trace(run_dir):
 
 
 def test_run_directory_layout(run_dir):
-    assert sorted(os.listdir(run_dir)) == ["PERFPROF_OUTPUT", "memory_timeline.html", "profiler_info.json",
+    assert sorted(os.listdir(run_dir)) == ["PERFPROF_OUTPUT", "memory_timeline.html", "plots", "profiler_info.json",
                                            "profiler_metadata.json"]
     assert trace_file_of(run_dir).endswith(".pt.trace.json")
     output = sorted(os.listdir(os.path.join(run_dir, "PERFPROF_OUTPUT")))
-    # The memory tables, the summary tables of a CPU run with steps, and the trace.
-    assert output[:-1] == ["memory_record.csv", "operator_details.csv", "operator_memory.csv", "step_trace_time.csv"]
+    # The memory tables, the database, the summary tables of a CPU run with steps, and the trace.
+    assert output[:-1] == ["memory_record.csv", "operator_details.csv", "operator_memory.csv", "perfprof.db",
+                           "step_trace_time.csv"]
     assert output[-1].endswith(".pt.trace.json")
 
 
