@@ -14,10 +14,15 @@ analysis of the same name, the numbers agree with it.
 """
 from __future__ import annotations
 
+from ._host import (nvtx_ranges, python_hot_spots, run_info, step_statistics, step_time_breakdown, step_times,
+                    top_operators)
+from ._memory import memory_over_time, memory_peaks
 from ._registry import ANALYSES, Analysis
 from ._run_database import RunDatabase, database_of, open_run
 from ._table import UNIT_SUFFIXES, Table
 
 __all__ = [
     "ANALYSES", "Analysis", "RunDatabase", "Table", "UNIT_SUFFIXES", "database_of", "open_run",
+    "memory_over_time", "memory_peaks", "nvtx_ranges", "python_hot_spots", "run_info", "step_statistics",
+    "step_time_breakdown", "step_times", "top_operators",
 ]

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Dict, TypeVar
+from typing import Any, Callable, Dict, Optional, TypeVar
 
 from ._run_database import RunDatabase
 from ._table import Table
@@ -37,3 +37,9 @@ def analysis(name: str, title: str, section: str, takes_top: bool = False) -> Ca
         ANALYSES[name] = Analysis(name, title, section, function, takes_top)
         return function
     return register
+
+
+def shipped_query(run: RunDatabase, name: str, sql_name: Optional[str] = None, **params: Any) -> Table:
+    """The registered analysis `name` as its shipped query ``sql/<sql_name or name>.sql`` answers it
+    on `run`, titled as registered; `params` are the query's named parameters."""
+    return run.query(sql_name or name, ANALYSES[name].title, params, name=name)
