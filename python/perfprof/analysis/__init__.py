@@ -14,11 +14,14 @@ analysis of the same name, the numbers agree with it.
 """
 from __future__ import annotations
 
-# Imported in report order: the registry lists analyses as their modules register them.
+# Within a section (registry.SECTIONS) reports list analyses as their modules register them.
 from ._gpu_time import (comm_comp_overlap, gpu_utilization, idle_time_breakdown, kernel_breakdown,
                         temporal_breakdown, top_kernels)
 from ._gpu_work import (frequent_kernel_sequences, kernel_launch_stats, kernel_launches, memory_bandwidth,
                         memory_bandwidth_over_time, queue_length, queue_length_over_time)
+from ._host import (nvtx_ranges, python_hot_spots, run_info, step_statistics, step_time_breakdown, step_times,
+                    top_operators)
+from ._memory import memory_over_time, memory_peaks
 from ._registry import ANALYSES, Analysis
 from ._run_database import RunDatabase, database_of, open_run
 from ._table import UNIT_SUFFIXES, Table
@@ -29,4 +32,6 @@ __all__ = [
     "top_kernels",
     "frequent_kernel_sequences", "kernel_launch_stats", "kernel_launches", "memory_bandwidth",
     "memory_bandwidth_over_time", "queue_length", "queue_length_over_time",
+    "memory_over_time", "memory_peaks", "nvtx_ranges", "python_hot_spots", "run_info", "step_statistics",
+    "step_time_breakdown", "step_times", "top_operators",
 ]

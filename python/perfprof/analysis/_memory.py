@@ -1,0 +1,25 @@
+"""Memory analyses: the memory timeline's peaks and its course, from a ``profile_memory`` run.
+
+Each is one shipped query (``sql/<name>.sql``); docs/analysis.md gives every column's formula.
+"""
+from __future__ import annotations
+
+from ._registry import analysis, shipped_query
+from ._run_database import RunDatabase
+from ._table import Table
+
+
+@analysis("memory_peaks", "Memory peaks", "memory")
+def memory_peaks(run: RunDatabase) -> Table:
+    """Per device (deviceType), the peak of each memory category and, as category ``TOTAL``, of
+    their sum: peak_bytes and peak_time_ns, the first time it is reached. The numbers of
+    ``export_memory_timeline``. Empty without memory events."""
+    return shipped_query(run, "memory_peaks")
+
+
+@analysis("memory_over_time", "Memory over time", "memory", in_summary=False)
+def memory_over_time(run: RunDatabase, points: int = 2000) -> Table:
+    """The memory timeline per device: deviceType, timestamp_ns, category, bytes (live from that
+    point on), for a stacked-area plot. A device with more than `points` points keeps, of each of
+    `points` equal time buckets, the point of largest total, so the total's peak stays in it."""
+    return shipped_query(run, "memory_over_time", points=points)
