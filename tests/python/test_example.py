@@ -103,3 +103,29 @@ def test_tensorboard_profiler_plugin_reads_the_run(run_dir):
     assert {"overall", "operator", "trace"} <= set(result["views"])
     assert result["steps"] == ["3", "4"]
 
+
+
+def test_the_run_is_plotted_right_after_it_is_written(run_dir):
+    from test_plots import NOT_BLANK, pixel_variance
+
+    plots = os.path.join(run_dir, "plots")
+    written = sorted(name for name in os.listdir(plots) if name.endswith(".png"))
+    assert written == ["memory_over_time.png", "step_time_breakdown.png", "step_times.png", "top_operators.png"]
+    assert all(pixel_variance(os.path.join(plots, name)) > NOT_BLANK for name in written)
+    log = open(os.path.join(plots, "perfprof_plot.log")).read()
+    assert "skipped top_kernels: no data" in log and "done: 4 written, 3 skipped, 0 failed" in log
+
+
+def test_summary_of_the_demo_in_a_terminal(run_dir):
+    result = subprocess.run([sys.executable, "-m", "perfprof", "summary", run_dir], capture_output=True, text=True,
+                            env=dict(os.environ, COLUMNS="200"), timeout=120, check=True)
+    out = result.stdout
+    for title in ("Run", "Step time statistics", "Step time breakdown", "Top operators", "Annotated ranges",
+                  "Memory peaks"):
+        assert f"\n{title}" in out, title
+    assert "aten::addmm" in out and "load batch" not in out.split("Annotated ranges")[0]
+    assert "GPU time: compute, non-compute and idle: no data in this run" in out
+    document = subprocess.run([sys.executable, "-m", "perfprof", "summary", run_dir, "--format", "json", "-a",
+                               "step_statistics"], capture_output=True, text=True, timeout=120, check=True).stdout
+    statistics = json.loads(document)["analyses"]["step_statistics"]
+    assert dict(zip(statistics["columns"], statistics["rows"][0]))["count"] == 2  # ProfilerStep#3 and #4

@@ -273,7 +273,6 @@ def test_the_engine_writes_what_has_data_and_logs_what_it_skipped(tmp_path, fake
     assert "done: 3 written, 4 skipped, 0 failed" in log
 
 
-@pytest.mark.skipif(not hasattr(analysis, "step_times"), reason="the plots' analyses are not in this tree yet")
 def test_the_engine_draws_a_real_cpu_run(tmp_path):
     (run_dir,) = cpu_run(tmp_path, export_type=["text", "db"]).run_dirs
     result = perfprof.plots.plot([run_dir])

@@ -10,12 +10,13 @@ from collections import defaultdict
 from typing import Any, Dict, List, Sequence, Tuple
 
 from ..analysis import Table
-from ._style import bar_height, colours, new_figure, unique
 from ..analysis._units import byte_unit, scaled, time_unit
+from ._style import bar_height, colours, new_figure, unique
 
 IDLE_COLOUR = "#bbbbbb"
-# Step boundaries, when a breakdown gives them, are times of day: not parts of the step.
-_NOT_PARTS = ("duration_ns", "start_ns", "end_ns")
+# The parts of step_time_breakdown that stack to a step's duration, on the host and on the devices.
+HOST_PARTS = ("operators_ns", "gc_ns", "other_ns")
+DEVICE_PARTS = ("computing_ns", "communication_not_overlapped_ns", "copy_only_ns", "free_ns")
 
 
 def _label(column: str) -> str:
@@ -25,6 +26,8 @@ def _label(column: str) -> str:
 
 def step_times(table: Table) -> Any:
     """Each step's duration over the steps (``step_times``), with the median dashed."""
+    from matplotlib.ticker import MaxNLocator
+
     durations = table.column("duration_ns")
     divisor, unit = time_unit(durations)
     values = scaled(durations, divisor)
@@ -33,25 +36,34 @@ def step_times(table: Table) -> Any:
     median = sorted(values)[len(values) // 2]
     axes.axhline(median, linestyle="--", linewidth=1, color=IDLE_COLOUR, label=f"median {median:.3g} {unit}")
     axes.set(title="Step time", xlabel="step", ylabel=f"duration ({unit})")
+    axes.xaxis.set_major_locator(MaxNLocator(integer=True))
     axes.set_ylim(bottom=0)
     axes.legend(loc="lower right")
     return figure
 
 
 def step_time_breakdown(table: Table) -> Any:
-    """Each step's duration split into the parts the breakdown gives (its ``*_ns`` columns
-    other than the duration), stacked (``step_time_breakdown``)."""
-    parts = [column for column in table.columns if column.endswith("_ns") and column not in _NOT_PARTS]
-    divisor, unit = time_unit(table.column("duration_ns"))
+    """Each step's duration split into its parts, stacked (``step_time_breakdown``): the host
+    parts, and below them the device parts when the run has device work. Each set adds up to
+    the step's duration (docs/analysis.md); overlapped_ns and preparing_ns do not stack."""
+    from matplotlib.ticker import MaxNLocator
+
     steps = table.column("step")
-    figure, (axes,) = new_figure()
-    bottom = [0.0] * len(steps)
-    for part, colour in zip(parts, colours(len(parts))):
-        values = scaled(table.column(part), divisor)
-        axes.bar(steps, values, bottom=bottom, width=0.8, color=colour, label=_label(part))
-        bottom = [base + value for base, value in zip(bottom, values)]
-    axes.set(title="Step time breakdown", xlabel="step", ylabel=f"time ({unit})")
-    axes.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    stacks = [(label, parts) for label, parts in (("host", HOST_PARTS), ("device", DEVICE_PARTS))
+              if any(value is not None for part in parts if part in table.columns for value in table.column(part))]
+    divisor, unit = time_unit(table.column("duration_ns"))
+    figure, axes_list = new_figure(rows=len(stacks), height=1.0 + 3.0 * len(stacks))
+    for axes, (label, parts) in zip(axes_list, stacks):
+        bottom = [0.0] * len(steps)
+        for part, colour in zip(parts, colours(len(parts))):
+            values = scaled(table.column(part), divisor)
+            axes.bar(steps, values, bottom=bottom, width=0.8, color=colour, label=_label(part))
+            bottom = [base + value for base, value in zip(bottom, values)]
+        axes.set(ylabel=f"{label} time ({unit})")
+        axes.xaxis.set_major_locator(MaxNLocator(integer=True))
+        axes.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    axes_list[0].set_title("Step time breakdown")
+    axes_list[-1].set_xlabel("step")
     return figure
 
 
@@ -80,8 +92,8 @@ def top_kernels(table: Table) -> Any:
 
 
 def top_operators(table: Table) -> Any:
-    """The top operators by total time, their self time inside (``top_operators``)."""
-    return _top_bars(table, [("total_ns", "total"), ("self_ns", "self")], "Top operators by total time")
+    """The top operators by self time (``top_operators``' order), total time behind."""
+    return _top_bars(table, [("total_ns", "total"), ("self_ns", "self")], "Top operators by self time")
 
 
 def _by(table: Table, key: str) -> Dict[Any, List[Dict[str, Any]]]:
