@@ -21,6 +21,7 @@ from typing import Callable, List, Optional
 
 from ._dynamic_config import CONFIG_FILE, ConfigWatcher, DynamicConfig, checked_path, read_config, template
 from ._dynamic_log import DynamicLogs
+from ._files import create_once
 from ._node_config import NodeConfigReader
 from .trace_handler import TraceHandler
 from .run_metadata import distributed_info
@@ -282,7 +283,7 @@ class DynamicProfiler:
     # -- the monitor thread ----------------------------------------------------------------------
 
     def _start_monitor(self, path: str) -> None:
-        _write_template_if_missing(path)
+        create_once(path, template())
         self._reader = NodeConfigReader(path, self.logs.monitor.info)
         watcher = ConfigWatcher(path, self.logs.monitor.warning, read=self._reader.read)
         self._monitor = threading.Thread(target=self._watch, args=(watcher,), name="perfprof-dynamic-profile",
@@ -323,22 +324,6 @@ class DynamicProfiler:
 def _make_private_dir(path: str) -> None:
     checked_path("dp.init", path)
     os.makedirs(path, mode=_DIR_MODE, exist_ok=True)
-
-
-def _write_template_if_missing(path: str) -> None:
-    """Create the template atomically and only when no file is there: ranks starting together
-    never see half a template, and a file the user wrote is never replaced."""
-    if os.path.exists(path):
-        return
-    temporary = f"{path}.{os.getpid()}.tmp"
-    with open(temporary, "w", encoding="utf-8") as file:
-        file.write(template())
-    try:
-        os.link(temporary, path)
-    except FileExistsError:
-        pass  # another rank made it first
-    finally:
-        os.remove(temporary)
 
 
 def _mtime(path: str) -> str:

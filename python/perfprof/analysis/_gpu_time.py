@@ -7,7 +7,7 @@ rank; docs/analysis.md gives each formula and any difference.
 """
 from __future__ import annotations
 
-from ._registry import analysis
+from ._registry import analysis, shipped_query
 from ._run_database import RunDatabase
 from ._table import Table
 
@@ -20,7 +20,7 @@ def temporal_breakdown(run: RunDatabase) -> Table:
     Columns: deviceId, compute_ns, non_compute_ns, idle_ns, total_ns, compute_pct,
     non_compute_pct, idle_pct (of total_ns).
     """
-    return run.query("temporal_breakdown", "GPU time: compute, non-compute and idle")
+    return shipped_query(run, "temporal_breakdown")
 
 
 @analysis("idle_time_breakdown", "Why streams were idle", "gpu")
@@ -31,8 +31,7 @@ def idle_time_breakdown(run: RunDatabase, kernel_wait_threshold_ns: int = 30_000
     Columns: deviceId, streamId, category ('host_wait', 'kernel_wait', 'other'), idle_ns,
     idle_pct (of the stream's idle time; NULL when it had none).
     """
-    return run.query("idle_time_breakdown", "Why streams were idle",
-                     {"kernel_wait_threshold_ns": kernel_wait_threshold_ns})
+    return shipped_query(run, "idle_time_breakdown", kernel_wait_threshold_ns=kernel_wait_threshold_ns)
 
 
 @analysis("kernel_breakdown", "GPU time by kind of activity", "gpu")
@@ -42,7 +41,7 @@ def kernel_breakdown(run: RunDatabase) -> Table:
 
     Columns: type ('compute', 'communication', 'memory'), total_ns, pct.
     """
-    return run.query("kernel_breakdown", "GPU time by kind of activity")
+    return shipped_query(run, "kernel_breakdown")
 
 
 @analysis("top_kernels", "Top GPU kernels", "gpu", takes_top=True)
@@ -52,7 +51,7 @@ def top_kernels(run: RunDatabase, top: int = 10) -> Table:
     Columns: name, type, count, total_ns, avg_ns, median_ns, min_ns, max_ns, stddev_ns (sample
     standard deviation, NULL for one instance), pct (of all GPU activity time).
     """
-    return run.query("top_kernels", "Top GPU kernels", {"top": top})
+    return shipped_query(run, "top_kernels", top=top)
 
 
 @analysis("comm_comp_overlap", "Communication overlapped by computation", "gpu")
@@ -61,7 +60,7 @@ def comm_comp_overlap(run: RunDatabase) -> Table:
 
     Columns: deviceId, communication_ns, overlapped_ns, overlap_pct (of communication_ns).
     """
-    return run.query("comm_comp_overlap", "Communication overlapped by computation")
+    return shipped_query(run, "comm_comp_overlap")
 
 
 @analysis("gpu_utilization", "GPU utilisation and idle over time", "gpu", in_summary=False)
@@ -72,4 +71,4 @@ def gpu_utilization(run: RunDatabase, bins: int = 100) -> Table:
     """
     if bins < 1:
         raise ValueError(f"bins must be at least 1, not {bins}")
-    return run.query("gpu_utilization", "GPU utilisation and idle over time", {"bins": bins})
+    return shipped_query(run, "gpu_utilization", bins=bins)

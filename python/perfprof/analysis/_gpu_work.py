@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ._registry import analysis
+from ._registry import analysis, shipped_query
 from ._run_database import RunDatabase
 from ._table import Table
 
@@ -29,9 +29,8 @@ def kernel_launch_stats(run: RunDatabase, runtime_cutoff_ns: int = RUNTIME_CUTOF
     `runtime_cutoff_ns`), launch_delay_outliers (delays above `launch_delay_cutoff_ns`).
     `include_memory` counts cudaMemcpyAsync/cudaMemsetAsync launches too, as HTA does by default.
     """
-    return run.query("kernel_launch_stats", "Kernel launches", {
-        "runtime_cutoff_ns": runtime_cutoff_ns, "launch_delay_cutoff_ns": launch_delay_cutoff_ns,
-        "include_memory": int(include_memory)})
+    return shipped_query(run, "kernel_launch_stats", runtime_cutoff_ns=runtime_cutoff_ns,
+                         launch_delay_cutoff_ns=launch_delay_cutoff_ns, include_memory=int(include_memory))
 
 
 def kernel_launches(run: RunDatabase, include_memory: bool = True) -> Table:
@@ -54,8 +53,7 @@ def frequent_kernel_sequences(run: RunDatabase, top: int = 5, operator: Optional
     with `operator` every host range whose name contains it (record_function ranges too); only
     the outermost such range counts, and one launching fewer than `min_length` is left out.
     """
-    return run.query("frequent_kernel_sequences", "Frequent kernel sequences",
-                     {"top": top, "operator": operator, "min_length": min_length})
+    return shipped_query(run, "frequent_kernel_sequences", top=top, operator=operator, min_length=min_length)
 
 
 @analysis("memory_bandwidth", "Memory copy bandwidth", "gpu")
@@ -65,7 +63,7 @@ def memory_bandwidth(run: RunDatabase) -> Table:
     Columns: deviceId, kind, copies, bytes, busy_ns (time with a copy of the kind in
     progress), avg_gbps (bytes / busy_ns), peak_gbps (most bandwidth in use at once).
     """
-    return run.query("memory_bandwidth", "Memory copy bandwidth")
+    return shipped_query(run, "memory_bandwidth")
 
 
 def memory_bandwidth_over_time(run: RunDatabase) -> Table:
@@ -84,7 +82,7 @@ def queue_length(run: RunDatabase) -> Table:
     The queue holds work launched (its runtime call started) and not yet started on the device.
     Columns: deviceId, streamId, max_queue_length, avg_queue_length.
     """
-    return run.query("queue_length", "Launch queue length")
+    return shipped_query(run, "queue_length")
 
 
 def queue_length_over_time(run: RunDatabase) -> Table:

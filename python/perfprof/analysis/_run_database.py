@@ -5,9 +5,9 @@ from __future__ import annotations
 import glob
 import os
 import sqlite3
-from typing import Any, Callable, Mapping, Optional
+from typing import Any, Callable, List, Mapping, Optional
 
-from ..trace_handler import CAPTURE_FILE, OUTPUT_DIR
+from ..trace_handler import CAPTURE_FILE, OUTPUT_DIR, RUN_DIR_SUFFIX
 from ._sql import query_text
 from ._table import Table
 
@@ -91,6 +91,33 @@ def open_run(path: "os.PathLike[str] | str", build: bool = True,
         f"{run_dir} has no database ({OUTPUT_DIR}/perfprof.db) and no capture ({CAPTURE_FILE}) to build one from: "
         "profile with ExperimentalConfig(export_type=[ExportType.Text, ExportType.Db]), or keep the capture "
         "with data_simplification=False")
+
+
+class NoRunError(FileNotFoundError):
+    """A path that is, or holds, no run directory."""
+
+
+def is_run_dir(path: str) -> bool:
+    """Whether `path` is a run directory (holds ``PERFPROF_OUTPUT/`` or ``capture.ppcap``)."""
+    return os.path.isdir(os.path.join(path, OUTPUT_DIR)) or os.path.isfile(os.path.join(path, CAPTURE_FILE))
+
+
+def find_runs(path: str) -> List[str]:
+    """The run directories at or under `path` (``*_perfprof*`` folders, at any depth), sorted; a
+    run directory's own folders are not searched. Raises :class:`NoRunError` when there is none."""
+    if not os.path.isdir(path):
+        raise NoRunError(f"{path}: no such directory")
+    if is_run_dir(path):
+        return [path]
+    found = []
+    for root, folders, _ in os.walk(path):
+        runs = [folder for folder in folders if RUN_DIR_SUFFIX in folder and is_run_dir(os.path.join(root, folder))]
+        found += [os.path.join(root, folder) for folder in runs]
+        folders[:] = [folder for folder in folders if folder not in runs]
+    if not found:
+        raise NoRunError(f"{path}: no run directory there (a *{RUN_DIR_SUFFIX}* folder holding {OUTPUT_DIR}/ "
+                         f"or {CAPTURE_FILE}); profile with tensorboard_trace_handler or `perfprof run` first")
+    return sorted(found)
 
 
 def database_of(run_dir: str) -> Optional[str]:

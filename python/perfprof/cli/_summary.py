@@ -42,26 +42,19 @@ def print_summaries(paths: List[str], output_format: str, top: int, names: Optio
 def _runs_at(paths: List[str]) -> List[str]:
     """Each path as given when it is a run (a run directory, its output folder or a database
     file), else the run directories under it."""
-    from .._analyse import find_run_dirs
-    from ..analysis import database_of
+    from ..analysis._run_database import NoRunError, find_runs
     from ..trace_handler import OUTPUT_DIR
 
     runs = []
     for path in paths:
-        if os.path.isfile(path) or os.path.basename(os.path.normpath(path)) == OUTPUT_DIR or database_of(path):
+        if os.path.isfile(path) or os.path.basename(os.path.normpath(path)) == OUTPUT_DIR:
             runs.append(path)
             continue
-        found = sorted(set(find_run_dirs(path)) | set(_run_dirs_with_databases(path)))
-        runs += found or [path]  # nothing under it: open_run says what is missing
+        try:
+            runs += find_runs(path)
+        except NoRunError:
+            runs.append(path)  # open_run says what is missing and how to get it
     return runs
-
-
-def _run_dirs_with_databases(path: str) -> List[str]:
-    from ..analysis import database_of
-    from ..trace_handler import OUTPUT_DIR
-
-    return [os.path.dirname(root) for root, _, _ in os.walk(path)
-            if os.path.basename(root) == OUTPUT_DIR and database_of(os.path.dirname(root))]
 
 
 def _print_summary(run_path: str, output_format: str, top: int, names: Optional[List[str]], console: "Console",

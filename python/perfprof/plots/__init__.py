@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from typing import Optional, Sequence
 
+from ..analysis._run_database import NoRunError
 from ._auto_plot import AutoPlot, AutoPlotError
 from ._config import PlotConfig, PlotConfigError, load_config
 from ._engine import PlotJob, PlotResult, draw, prepare
-from ._layout import NoRunError
 
 __all__ = [
     "AutoPlot", "AutoPlotError", "NoRunError", "PlotConfig", "PlotConfigError", "PlotJob", "PlotResult",

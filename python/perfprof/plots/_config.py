@@ -12,6 +12,7 @@ import difflib
 import os
 from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Tuple
 
+from .._files import create_once
 from ._catalogue import MULTI_RUN_PLOTS, SINGLE_RUN_PLOTS
 from ._style import THEMES
 
@@ -144,28 +145,13 @@ def config_path_for(explicit: Optional[str], run_config_dir: str,
         return run_config
     user_config = os.path.expanduser(USER_CONFIG)
     try:
-        _copy_default_if_missing(user_config)
+        os.makedirs(os.path.dirname(user_config), exist_ok=True)
+        with open(DEFAULT_CONFIG, encoding="utf-8") as default:
+            create_once(user_config, default.read())
     except OSError as error:  # a read-only home must not stop the plots
         note(f"cannot create {user_config} ({error.strerror}); the shipped default is used")
         return DEFAULT_CONFIG
     return user_config
-
-
-def _copy_default_if_missing(path: str) -> None:
-    """Copy the shipped default to `path` unless a file is there, atomically: processes plotting
-    at once never read half a file, and a file the user wrote is never replaced."""
-    if os.path.exists(path):
-        return
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    temporary = f"{path}.{os.getpid()}.tmp"
-    with open(DEFAULT_CONFIG, encoding="utf-8") as source, open(temporary, "w", encoding="utf-8") as copy:
-        copy.write(source.read())
-    try:
-        os.link(temporary, path)
-    except FileExistsError:
-        pass  # another process made it first
-    finally:
-        os.remove(temporary)
 
 
 def run_config_text(envelope: "Mapping[str, Any] | str") -> str:

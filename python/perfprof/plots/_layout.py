@@ -1,8 +1,7 @@
 """Which runs a ``perfprof plot`` invocation is about, read from the paths it is given.
 
-A run directory is one holding ``PERFPROF_OUTPUT/`` or ``capture.ppcap`` (what
-tensorboard_trace_handler writes). A path is a run directory, or a folder whose run directories
-(``*_perfprof*``, at any depth) are taken. One run found: single-run mode, its plots in
+A path is a run directory, or a folder whose run directories are taken
+(:func:`perfprof.analysis._run_database.find_runs`). One run found: single-run mode, its plots in
 ``<run>/plots/``. Several (several paths, or a folder of several runs): multi-run mode, the
 comparisons in ``<the runs' common folder>/plots/``.
 """
@@ -13,14 +12,11 @@ import os
 from dataclasses import dataclass
 from typing import List, Sequence
 
-from ..trace_handler import CAPTURE_FILE, OUTPUT_DIR, RUN_DIR_SUFFIX
+from ..analysis._run_database import find_runs
+from ..trace_handler import RUN_DIR_SUFFIX
 
 PLOTS_DIR = "plots"
 BASELINE, TREATMENT = "baseline", "treatment"
-
-
-class NoRunError(FileNotFoundError):
-    """A path that is, or holds, no run directory."""
 
 
 @dataclass(frozen=True)
@@ -30,29 +26,6 @@ class Run:
     path: str
     label: str   # its directory name without "_perfprof", with its group: "[baseline] host_12_2026..."
     group: str   # BASELINE, TREATMENT or "" (neither, or no groups configured)
-
-
-def is_run_dir(path: str) -> bool:
-    """Whether `path` is a run directory (holds ``PERFPROF_OUTPUT/`` or ``capture.ppcap``)."""
-    return os.path.isdir(os.path.join(path, OUTPUT_DIR)) or os.path.isfile(os.path.join(path, CAPTURE_FILE))
-
-
-def find_runs(path: str) -> List[str]:
-    """The run directories at or under `path`, sorted; a run directory's own folders are not
-    searched. Raises :class:`NoRunError` when there is none."""
-    if not os.path.isdir(path):
-        raise NoRunError(f"{path}: no such directory")
-    if is_run_dir(path):
-        return [path]
-    found = []
-    for root, folders, _ in os.walk(path):
-        runs = [folder for folder in folders if RUN_DIR_SUFFIX in folder and is_run_dir(os.path.join(root, folder))]
-        found += [os.path.join(root, folder) for folder in runs]
-        folders[:] = [folder for folder in folders if folder not in runs and folder != PLOTS_DIR]
-    if not found:
-        raise NoRunError(f"{path}: no run directory there (a *{RUN_DIR_SUFFIX}* folder holding {OUTPUT_DIR}/ "
-                         f"or {CAPTURE_FILE}); profile with tensorboard_trace_handler or `perfprof run` first")
-    return sorted(found)
 
 
 def run_dirs_of(paths: Sequence[str]) -> List[str]:
