@@ -3,8 +3,9 @@
 
     python dp_train.py [--steps N] [--until FILE] [--step-seconds S] [--distributed] [--exit-code C]
 
-Trains until N optimizer steps are done, or until FILE exists (then the loop stops at the next
-step); prints "rank R trained K steps" at the end and exits with C.
+Trains until N optimizer steps are done (default 1000), or, given --until and no --steps, until
+FILE exists (the loop stops at the next step; a test that waits on a slow machine must not see
+the job end first); prints "rank R trained K steps" at the end and exits with C.
 """
 import argparse
 import os
@@ -16,12 +17,14 @@ import torch
 
 def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--steps", type=int, default=1000)
+    parser.add_argument("--steps", type=int, default=None)
     parser.add_argument("--until", default=None)
     parser.add_argument("--step-seconds", type=float, default=0.02)
     parser.add_argument("--distributed", action="store_true")
     parser.add_argument("--exit-code", type=int, default=0)
     args = parser.parse_args()
+    if args.steps is None:
+        args.steps = sys.maxsize if args.until else 1000
     rank = 0
     model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 4))
     if args.distributed:
