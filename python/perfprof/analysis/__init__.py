@@ -1,13 +1,13 @@
 """Built-in analyses of a profiled run, read from its database with SQL.
 
-Each analysis is one query in ``perfprof/analysis/sql/`` (runnable unchanged in any SQLite
-client) behind a function that takes a :class:`RunDatabase` and returns a :class:`Table`::
+Each analysis is a query in ``perfprof/analysis/sql/`` (runnable unchanged in any SQLite
+client; the temporal, kernel-type and overlap breakdowns are arithmetic on one shared query)
+behind a function that takes a :class:`RunDatabase` and returns a :class:`Table`::
 
     from perfprof import analysis
     with analysis.open_run("result/host_1234_20261123_perfprof") as run:
         print(analysis.temporal_breakdown(run).to_dicts())
-        for name, entry in analysis.ANALYSES.items():
-            table = entry(run, top=5)
+        tables = analysis.run_analyses(run, top=5)   # every analysis, side by side on all cores
 
 docs/analysis.md gives each analysis' meaning and formula; where HolisticTraceAnalysis has an
 analysis of the same name, the numbers agree with it.
@@ -24,10 +24,11 @@ from ._host import (nvtx_ranges, python_hot_spots, run_info, step_statistics, st
 from ._memory import memory_over_time, memory_peaks
 from ._registry import ANALYSES, Analysis
 from ._run_database import RunDatabase, database_of, open_run
+from ._summary import run_analyses
 from ._table import UNIT_SUFFIXES, Table
 
 __all__ = [
-    "ANALYSES", "Analysis", "RunDatabase", "Table", "UNIT_SUFFIXES", "database_of", "open_run",
+    "ANALYSES", "Analysis", "RunDatabase", "Table", "UNIT_SUFFIXES", "database_of", "open_run", "run_analyses",
     "comm_comp_overlap", "gpu_utilization", "idle_time_breakdown", "kernel_breakdown", "temporal_breakdown",
     "top_kernels",
     "frequent_kernel_sequences", "kernel_launch_stats", "kernel_launches", "memory_bandwidth",

@@ -1,15 +1,35 @@
 """Where device time goes: busy, idle and overlapped GPU time, and the activities that take it.
 
-Each function runs one query of ``sql/`` (the file of the same name) over the run's
-``KERNEL_DETAILS`` (and, for the idle breakdown, the CUPTI activity and API tables). Where
-HolisticTraceAnalysis has the same analysis, the meaning is HTA's, per device instead of per
-rank; docs/analysis.md gives each formula and any difference.
+The temporal, kernel-type and overlap breakdowns are arithmetic on one query,
+``sql/gpu_busy_time.sql`` (the unions of each kind of activity per device), run once per
+database however many of them are asked for. The other functions each run the query of ``sql/``
+of their own name over the run's ``KERNEL_DETAILS`` (and, for the idle breakdown, the CUPTI
+activity and API tables). Where HolisticTraceAnalysis has the same analysis, the meaning is
+HTA's, per device instead of per rank; docs/analysis.md gives each formula and any difference.
 """
 from __future__ import annotations
 
-from ._registry import analysis, shipped_query
+from typing import Any, Dict, List, Optional
+
+from ._registry import ANALYSES, analysis, shipped_query
 from ._run_database import RunDatabase
 from ._table import Table
+
+#: The kinds of GPU activity (KERNEL_DETAILS.type, lower case), in the order reports list them.
+ACTIVITY_TYPES = ("compute", "communication", "memory")
+
+
+def _busy_time(run: RunDatabase) -> List[Dict[str, Any]]:
+    """Per device: span_ns, busy_ns and the union of each kind of activity (gpu_busy_time.sql)."""
+    return run.shared_query("gpu_busy_time", "GPU busy time by kind of activity").to_dicts()
+
+
+def _percent(part: Optional[int], whole: Optional[int]) -> Optional[float]:
+    return 100.0 * part / whole if part is not None and whole else None
+
+
+def _derived(name: str, columns: List[str], rows: List[List[Any]]) -> Table:
+    return Table.of(name, ANALYSES[name].title, columns, rows)
 
 
 @analysis("temporal_breakdown", "GPU time: compute, non-compute and idle", "gpu")
@@ -20,7 +40,13 @@ def temporal_breakdown(run: RunDatabase) -> Table:
     Columns: deviceId, compute_ns, non_compute_ns, idle_ns, total_ns, compute_pct,
     non_compute_pct, idle_pct (of total_ns).
     """
-    return shipped_query(run, "temporal_breakdown")
+    rows = []
+    for device in _busy_time(run):
+        compute, busy, total = device["compute_ns"] or 0, device["busy_ns"], device["span_ns"]
+        rows.append([device["deviceId"], compute, busy - compute, total - busy, total, _percent(compute, total),
+                     _percent(busy - compute, total), _percent(total - busy, total)])
+    return _derived("temporal_breakdown", ["deviceId", "compute_ns", "non_compute_ns", "idle_ns", "total_ns",
+                                           "compute_pct", "non_compute_pct", "idle_pct"], rows)
 
 
 @analysis("idle_time_breakdown", "Why streams were idle", "gpu")
@@ -39,9 +65,16 @@ def kernel_breakdown(run: RunDatabase) -> Table:
     """The time compute, communication and memory work ran (concurrent work of one kind counted
     once), summed over devices, and its share of the devices' busy time.
 
-    Columns: type ('compute', 'communication', 'memory'), total_ns, pct.
+    Columns: type ('compute', 'communication', 'memory'; those that ran), total_ns, pct, largest
+    first.
     """
-    return shipped_query(run, "kernel_breakdown")
+    devices = _busy_time(run)
+    busy = sum(device["busy_ns"] for device in devices)
+    totals = {kind: [device[f"{kind}_ns"] for device in devices if device[f"{kind}_ns"] is not None]
+              for kind in ACTIVITY_TYPES}
+    rows = [[kind, sum(values), _percent(sum(values), busy)] for kind, values in totals.items() if values]
+    rows.sort(key=lambda row: (-row[1], row[0]))
+    return _derived("kernel_breakdown", ["type", "total_ns", "pct"], rows)
 
 
 @analysis("top_kernels", "Top GPU kernels", "gpu", takes_top=True)
@@ -60,7 +93,14 @@ def comm_comp_overlap(run: RunDatabase) -> Table:
 
     Columns: deviceId, communication_ns, overlapped_ns, overlap_pct (of communication_ns).
     """
-    return shipped_query(run, "comm_comp_overlap")
+    rows = []
+    for device in _busy_time(run):
+        communication = device["communication_ns"]
+        if communication:
+            # |comm ∩ compute| = |comm| + |compute| - |comm ∪ compute|
+            overlapped = communication + (device["compute_ns"] or 0) - device["compute_or_communication_ns"]
+            rows.append([device["deviceId"], communication, overlapped, _percent(overlapped, communication)])
+    return _derived("comm_comp_overlap", ["deviceId", "communication_ns", "overlapped_ns", "overlap_pct"], rows)
 
 
 @analysis("gpu_utilization", "GPU utilisation and idle over time", "gpu", in_summary=False)

@@ -5,7 +5,9 @@ from __future__ import annotations
 import glob
 import os
 import sqlite3
-from typing import Any, Callable, List, Mapping, Optional
+import threading
+from concurrent.futures import Future
+from typing import Any, Callable, Dict, List, Mapping, Optional
 
 from ..trace_handler import CAPTURE_FILE, OUTPUT_DIR, RUN_DIR_SUFFIX
 from ._sql import query_text
@@ -13,15 +15,37 @@ from ._table import Table
 
 
 class RunDatabase:
-    """A run's SQLite database, opened read-only. Use :func:`open_run` to get one."""
+    """A run's SQLite database, opened read-only. Use :func:`open_run` to get one.
+
+    Safe to share between threads: each thread queries through its own connection (SQLite
+    readers do not block each other, and Python's sqlite3 lets other threads run meanwhile), so
+    :func:`perfprof.analysis.run_analyses` runs analyses side by side on one RunDatabase.
+    """
 
     def __init__(self, path: str, run_dir: Optional[str]) -> None:
         self.path = path
         self.run_dir = run_dir
-        # Read-only through a URI: the analyses never change a run's data.
-        self._connection = sqlite3.connect(f"file:{_uri_path(path)}?mode=ro", uri=True)
-        self._tables = {name for (name,) in self._connection.execute(
+        self._per_thread = threading.local()
+        self._connections: Optional[List[sqlite3.Connection]] = []
+        self._lock = threading.Lock()
+        self._shared: Dict[str, "Future[Table]"] = {}
+        self._tables = {name for (name,) in self._connection().execute(
             "SELECT name FROM sqlite_master WHERE type = 'table'")}
+
+    def _connection(self) -> sqlite3.Connection:
+        """This thread's connection, opened on its first query."""
+        connection = getattr(self._per_thread, "connection", None)
+        if connection is None:
+            # Read-only through a URI: the analyses never change a run's data. Used by this
+            # thread only; close() may run on another, hence check_same_thread=False.
+            connection = sqlite3.connect(f"file:{_uri_path(self.path)}?mode=ro", uri=True, check_same_thread=False)
+            with self._lock:
+                if self._connections is None:
+                    connection.close()
+                    raise sqlite3.ProgrammingError(f"{self!r} is closed")
+                self._connections.append(connection)
+            self._per_thread.connection = connection
+        return connection
 
     def has_table(self, table: str) -> bool:
         """Whether the database has this table (databases of older perfprof versions may not)."""
@@ -29,7 +53,7 @@ class RunDatabase:
 
     def has_rows(self, table: str) -> bool:
         """Whether the table exists and holds at least one row."""
-        return self.has_table(table) and self._connection.execute(
+        return self.has_table(table) and self._connection().execute(
             f'SELECT 1 FROM "{table}" LIMIT 1').fetchone() is not None
 
     def query(self, sql_name: str, title: str, params: Optional[Mapping[str, Any]] = None,
@@ -37,14 +61,31 @@ class RunDatabase:
         """Run the shipped query ``sql/<sql_name>.sql`` with its named parameters."""
         return self.execute(query_text(sql_name), name or sql_name, title, params)
 
+    def shared_query(self, sql_name: str, title: str) -> Table:
+        """The shipped query ``sql/<sql_name>.sql`` (no parameters), run once for this database
+        however many analyses (and threads) ask for it: several analyses derive from one pass."""
+        with self._lock:
+            known = self._shared.get(sql_name)
+            pending = known or self._shared.setdefault(sql_name, Future())
+        if known is None:  # this thread runs it; others asking meanwhile wait for its result
+            try:
+                pending.set_result(self.query(sql_name, title))
+            except BaseException as error:
+                pending.set_exception(error)
+        return pending.result()
+
     def execute(self, sql: str, name: str, title: str, params: Optional[Mapping[str, Any]] = None) -> Table:
         """Run one SQL statement; its result as a :class:`Table`."""
-        cursor = self._connection.execute(sql, dict(params or {}))
+        cursor = self._connection().execute(sql, dict(params or {}))
         columns = [description[0] for description in cursor.description or ()]
         return Table.of(name, title, columns, cursor.fetchall())
 
     def close(self) -> None:
-        self._connection.close()
+        """Close the connections of every thread that queried."""
+        with self._lock:
+            connections, self._connections = self._connections, None
+        for connection in connections or ():
+            connection.close()
 
     def __enter__(self) -> "RunDatabase":
         return self

@@ -1,5 +1,5 @@
 """The analyses' SQL: one query per file in ``sql/``, runnable as it is in any SQLite client
-(``sqlite3 perfprof.db < temporal_breakdown.sql``; named parameters set with ``.param set``)."""
+(``sqlite3 perfprof.db < top_kernels.sql``; named parameters set with ``.param set``)."""
 from __future__ import annotations
 
 import functools

@@ -1,6 +1,7 @@
 """``perfprof summary``: the summary analyses of each run, printed in the chosen format."""
 from __future__ import annotations
 
+import itertools
 import os
 import sqlite3
 from typing import TYPE_CHECKING, List, Optional, Sequence
@@ -10,7 +11,7 @@ import click
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from ..analysis import Table
+    from ..analysis import Analysis, Table
 
 
 def print_summaries(paths: List[str], output_format: str, top: int, names: Optional[List[str]]) -> int:
@@ -61,14 +62,19 @@ def _print_summary(run_path: str, output_format: str, top: int, names: Optional[
                    heading: bool) -> None:
     from ..analysis import open_run
     from ..analysis._formats import to_csv, to_json, to_markdown
-    from ..analysis._summary import summary_tables, window_begin_ns
+    from ..analysis._summary import summary_analyses, summary_tables, window_begin_ns
 
     def building(run_dir: str) -> None:
         console.print(f"building the database of {run_dir} from its capture", highlight=False)
 
     with open_run(run_path, on_build=building) as run:
-        with console.status(f"analysing {run_path}"):
-            tables = summary_tables(run, top, names)
+        count = len(summary_analyses(names))
+        finished = itertools.count(1)
+        with console.status(f"analysing {run_path}") as status:
+            def done(entry: "Analysis") -> None:
+                status.update(f"analysing {run_path}: {next(finished)}/{count} analyses done ({entry.name})")
+
+            tables = summary_tables(run, top, names, on_done=done)
         origin = window_begin_ns(run)
         if output_format == "json":
             # Several runs: one document per line (JSON Lines), each parseable alone.

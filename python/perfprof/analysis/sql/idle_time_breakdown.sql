@@ -27,26 +27,24 @@ gaps AS (
         ON l.correlationId = a.correlationId AND l.globalTid / 0x1000000 = a.globalPid / 0x1000000
     WINDOW stream_order AS (PARTITION BY a.deviceId, a.streamId ORDER BY a.start, a."end")
 ),
-categorised AS (
-    SELECT deviceId, streamId, idle_ns,
-           CASE WHEN host_wait THEN 'host_wait'
-                WHEN idle_ns < coalesce(:kernel_wait_threshold_ns, 30000) THEN 'kernel_wait'
-                ELSE 'other' END AS category
-    FROM gaps WHERE idle_ns IS NOT NULL
+per_stream AS (
+    -- every stream (its first activity has no gap before it: idle_ns NULL), its gaps by category
+    SELECT deviceId, streamId,
+           coalesce(sum(idle_ns), 0) AS idle_ns,
+           coalesce(sum(idle_ns) FILTER (WHERE host_wait), 0) AS host_wait,
+           coalesce(sum(idle_ns) FILTER (WHERE host_wait IS NOT 1
+                                            AND idle_ns < coalesce(:kernel_wait_threshold_ns, 30000)), 0)
+               AS kernel_wait
+    FROM gaps GROUP BY deviceId, streamId
 ),
 categories(category, position) AS (VALUES ('host_wait', 1), ('kernel_wait', 2), ('other', 3)),
-streams AS (SELECT DISTINCT deviceId, streamId FROM activity),
 per_category AS (
-    SELECT deviceId, streamId, category, sum(idle_ns) AS idle_ns
-    FROM categorised GROUP BY deviceId, streamId, category
-),
-every_category AS (
-    SELECT s.deviceId, s.streamId, c.category, c.position, coalesce(p.idle_ns, 0) AS idle_ns
-    FROM streams AS s CROSS JOIN categories AS c
-    LEFT JOIN per_category AS p
-        ON p.deviceId = s.deviceId AND p.streamId = s.streamId AND p.category = c.category
+    SELECT s.deviceId, s.streamId, c.category, c.position, s.idle_ns AS stream_idle_ns,
+           CASE c.category WHEN 'host_wait' THEN s.host_wait
+                           WHEN 'kernel_wait' THEN s.kernel_wait
+                           ELSE s.idle_ns - s.host_wait - s.kernel_wait END AS idle_ns
+    FROM per_stream AS s CROSS JOIN categories AS c
 )
-SELECT deviceId, streamId, category, idle_ns,
-       100.0 * idle_ns / nullif(sum(idle_ns) OVER (PARTITION BY deviceId, streamId), 0) AS idle_pct
-FROM every_category
+SELECT deviceId, streamId, category, idle_ns, 100.0 * idle_ns / nullif(stream_idle_ns, 0) AS idle_pct
+FROM per_category
 ORDER BY deviceId, streamId, position;

@@ -20,29 +20,33 @@ gpu_work AS (
     UNION ALL
     SELECT deviceId, correlationId, start, "end" FROM CUPTI_ACTIVITY_KIND_MEMSET
 ),
-launches AS (
+launches AS MATERIALIZED (
     SELECT work.deviceId,
            calls."end" - calls.start AS cpu_ns,
            work."end" - work.start AS gpu_ns,
            max(work.start - calls."end", 0) AS delay_ns
     FROM launch_calls AS calls JOIN gpu_work AS work ON work.correlationId = calls.correlationId
 ),
-ranked AS (
-    SELECT *,
-           row_number() OVER (PARTITION BY deviceId ORDER BY delay_ns) AS position,
-           count(*) OVER (PARTITION BY deviceId) AS launches
-    FROM launches
+per_device AS (
+    SELECT deviceId,
+           count(*) AS kernels,
+           avg(delay_ns) AS avg_launch_delay_ns,
+           max(delay_ns) AS max_launch_delay_ns,
+           sum(gpu_ns < cpu_ns AND cpu_ns <= coalesce(:runtime_cutoff_ns, 50000)) AS short_kernels,
+           sum(cpu_ns > coalesce(:runtime_cutoff_ns, 50000)) AS runtime_outliers,
+           sum(delay_ns > coalesce(:launch_delay_cutoff_ns, 100000)) AS launch_delay_outliers
+    FROM launches GROUP BY deviceId
+),
+-- The middle delay, or the mean of the middle two: positions (n+1)/2 and (n+2)/2.
+middle AS (
+    SELECT r.deviceId, avg(r.delay_ns) AS median_launch_delay_ns
+    FROM (SELECT deviceId, delay_ns, row_number() OVER (PARTITION BY deviceId ORDER BY delay_ns) AS position
+          FROM launches) AS r
+    JOIN per_device AS p ON p.deviceId = r.deviceId
+    WHERE r.position IN ((p.kernels + 1) / 2, (p.kernels + 2) / 2)
+    GROUP BY r.deviceId
 )
-SELECT deviceId,
-       count(*) AS kernels,
-       avg(delay_ns) AS avg_launch_delay_ns,
-       -- The middle row, or the mean of the middle two: positions (n+1)/2 and (n+2)/2.
-       avg(CASE WHEN position IN ((launches + 1) / 2, (launches + 2) / 2) THEN delay_ns END)
-           AS median_launch_delay_ns,
-       max(delay_ns) AS max_launch_delay_ns,
-       sum(gpu_ns < cpu_ns AND cpu_ns <= coalesce(:runtime_cutoff_ns, 50000)) AS short_kernels,
-       sum(cpu_ns > coalesce(:runtime_cutoff_ns, 50000)) AS runtime_outliers,
-       sum(delay_ns > coalesce(:launch_delay_cutoff_ns, 100000)) AS launch_delay_outliers
-FROM ranked
-GROUP BY deviceId
-ORDER BY deviceId;
+SELECT p.deviceId, p.kernels, p.avg_launch_delay_ns, m.median_launch_delay_ns, p.max_launch_delay_ns,
+       p.short_kernels, p.runtime_outliers, p.launch_delay_outliers
+FROM per_device AS p JOIN middle AS m ON m.deviceId = p.deviceId
+ORDER BY p.deviceId;

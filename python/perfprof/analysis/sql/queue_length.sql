@@ -4,6 +4,11 @@
 -- cudaMemcpyAsync, cudaMemsetAsync, as HolisticTraceAnalysis counts) and not yet started on the
 -- device. avg_queue_length weights each length by how long it held, from the stream's first
 -- launch to its last start; HTA's get_queue_length_summary averages its change points instead.
+-- That average needs no time series: the area under the queue is the sum of every launch's
+-- wait (its start minus its launch), so the average is that sum over the stream's span.
+-- The longest queue: the running sum of +1 at each launch and -1 at each start, taken after all
+-- the changes of one instant (a RANGE frame), so a launch and a start at one time never count
+-- as two waiting.
 WITH launch_calls AS (
     SELECT correlationId, start FROM CUPTI_ACTIVITY_KIND_RUNTIME
     WHERE nameId IN (SELECT id FROM StringIds WHERE value IN (
@@ -28,21 +33,22 @@ changes AS (
     UNION ALL
     SELECT deviceId, streamId, start_ns, -1 FROM launched
 ),
-per_time AS (
-    SELECT deviceId, streamId, time_ns, sum(delta) AS delta FROM changes
-    GROUP BY deviceId, streamId, time_ns
+longest AS (
+    SELECT deviceId, streamId, max(queue_length) AS max_queue_length
+    FROM (SELECT deviceId, streamId,
+                 sum(delta) OVER (PARTITION BY deviceId, streamId ORDER BY time_ns RANGE UNBOUNDED PRECEDING)
+                     AS queue_length
+          FROM changes)
+    GROUP BY deviceId, streamId
 ),
-series AS (
-    SELECT deviceId, streamId,
-           sum(delta) OVER stream_time AS queue_length,
-           lead(time_ns) OVER stream_time - time_ns AS held_ns
-    FROM per_time
-    WINDOW stream_time AS (PARTITION BY deviceId, streamId ORDER BY time_ns ROWS UNBOUNDED PRECEDING)
+waits AS (
+    SELECT deviceId, streamId, sum(start_ns - launch_ns) AS waiting_ns,
+           max(max(launch_ns), max(start_ns)) - min(min(launch_ns), min(start_ns)) AS span_ns
+    FROM launched GROUP BY deviceId, streamId
 )
-SELECT deviceId,
-       streamId,
-       max(queue_length) AS max_queue_length,
-       1.0 * sum(queue_length * held_ns) / sum(held_ns) AS avg_queue_length
-FROM series
-GROUP BY deviceId, streamId
-ORDER BY deviceId, streamId;
+SELECT w.deviceId,
+       w.streamId,
+       l.max_queue_length,
+       1.0 * w.waiting_ns / nullif(w.span_ns, 0) AS avg_queue_length
+FROM waits AS w JOIN longest AS l ON l.deviceId = w.deviceId AND l.streamId = w.streamId
+ORDER BY w.deviceId, w.streamId;

@@ -2,31 +2,31 @@
 -- statistics of `nsys stats`' cuda_gpu_kern_sum: count, total, mean, median, min, max and sample
 -- standard deviation (NULL for a single instance) of their durations, and their share of all
 -- GPU activity time. The :top names with the largest totals (default 10).
-WITH ranked AS (
-    SELECT nameId, lower(type) AS type, duration,
-           row_number() OVER (PARTITION BY nameId ORDER BY duration) AS position,
-           count(*) OVER (PARTITION BY nameId) AS instances
-    FROM KERNEL_DETAILS
-),
-per_name AS (
-    SELECT nameId, type, count(*) AS count, sum(duration) AS total_ns, avg(duration) AS avg_ns,
-           -- the middle duration, or the mean of the two middle ones
-           avg(CASE WHEN position IN ((instances + 1) / 2, (instances + 2) / 2) THEN duration END) AS median_ns,
+-- The per-instance work (ranking for the median, deviations for the spread) is done for the
+-- :top names only: the other names' instances are counted once, in per_name.
+WITH per_name AS (
+    SELECT nameId, lower(type) AS type, count(*) AS count, sum(duration) AS total_ns, avg(duration) AS avg_ns,
            min(duration) AS min_ns, max(duration) AS max_ns
-    FROM ranked GROUP BY nameId, type
+    FROM KERNEL_DETAILS GROUP BY nameId, type
+),
+top_names AS MATERIALIZED (
+    SELECT p.*, names.value AS name FROM per_name AS p JOIN StringIds AS names ON names.id = p.nameId
+    ORDER BY p.total_ns DESC, name LIMIT coalesce(:top, 10)
+),
+ranked AS (
+    SELECT nameId, duration, row_number() OVER (PARTITION BY nameId ORDER BY duration) AS position
+    FROM KERNEL_DETAILS WHERE nameId IN (SELECT nameId FROM top_names)
 ),
 spread AS (
-    -- two passes (deviations from the mean): exact where sum-of-squares formulas cancel
-    SELECT k.nameId, sqrt(sum((k.duration - p.avg_ns) * (k.duration - p.avg_ns)) / (p.count - 1)) AS stddev_ns
-    FROM KERNEL_DETAILS AS k JOIN per_name AS p ON p.nameId = k.nameId
-    WHERE p.count > 1
-    GROUP BY k.nameId
+    -- the middle duration, or the mean of the two middle ones; the standard deviation in two
+    -- passes (deviations from the mean): exact where sum-of-squares formulas cancel
+    SELECT t.nameId,
+           avg(r.duration) FILTER (WHERE r.position IN ((t.count + 1) / 2, (t.count + 2) / 2)) AS median_ns,
+           sqrt(sum((r.duration - t.avg_ns) * (r.duration - t.avg_ns)) / nullif(t.count - 1, 0)) AS stddev_ns
+    FROM ranked AS r JOIN top_names AS t ON t.nameId = r.nameId
+    GROUP BY t.nameId
 )
-SELECT names.value AS name, p.type, p.count, p.total_ns, p.avg_ns, p.median_ns, p.min_ns, p.max_ns,
-       s.stddev_ns,
-       100.0 * p.total_ns / (SELECT sum(duration) FROM KERNEL_DETAILS) AS pct
-FROM per_name AS p
-JOIN StringIds AS names ON names.id = p.nameId
-LEFT JOIN spread AS s ON s.nameId = p.nameId
-ORDER BY p.total_ns DESC, name
-LIMIT coalesce(:top, 10);
+SELECT t.name, t.type, t.count, t.total_ns, t.avg_ns, s.median_ns, t.min_ns, t.max_ns, s.stddev_ns,
+       100.0 * t.total_ns / (SELECT sum(duration) FROM KERNEL_DETAILS) AS pct
+FROM top_names AS t JOIN spread AS s ON s.nameId = t.nameId
+ORDER BY t.total_ns DESC, t.name;
