@@ -4,8 +4,8 @@ HolisticTraceAnalysis loading the same run's Chrome trace and running its analys
     python benchmarks/bench_analysis.py [--events 1000000] [--keep DIR]
 
 The run is made on this machine through the CUPTI test double (tests/cupti_double; built on
-first use): operators (record_function ranges) that each launch a kernel on one of two compute
-streams, with a memory copy every 16th operator and an NCCL kernel on a third stream every 64th,
+first use) and torch (CPU): PyTorch operators (40 custom ops, bench::op_0..39, called through
+the dispatcher as aten ops are) that each launch a kernel on one of two compute streams, with a memory copy every 16th operator and an NCCL kernel on a third stream every 64th,
 a ProfilerStep every 20,000 operators. Events are the run's slices: an operator is three (its
 range, the runtime call, the kernel) and a copy or NCCL kernel adds two (call and activity),
 ~3.16 per operator, so --events 1000000 makes ~316k operators (the Chrome trace has more
@@ -14,7 +14,8 @@ entries: flow arrows, track names). The run directory gets the Chrome trace, the
 
 Each side runs in a fresh process, timed from its start to its exit, its peak memory sampled
 (resident set of the process and all its children, every 20 ms, with psutil):
-- perfprof, database present: every analysis of perfprof.analysis.ANALYSES on the database.
+- perfprof, database present: every analysis of perfprof.analysis.ANALYSES on the database
+  (run_analyses: one thread per CPU, as `perfprof summary` runs them).
 - perfprof, from the capture: the same after building the database from the capture (a run
   written without ExportType.Db).
 - HTA: TraceAnalysis(trace_dir) (parsing the trace), then temporal breakdown, idle time
@@ -46,6 +47,20 @@ OPERATORS_PER_STEP = 20_000
 
 RECORD = """
 import perfprof
+import torch
+
+def define(index):
+    @torch.library.custom_op(f"bench::op_{{index}}", mutates_args=())
+    def operator(x: torch.Tensor, i: int) -> None:
+        kernel(f"compute_kernel_{{i % 25}}", stream=7 + i % 2, duration_ns=2_000 + (i % 7) * 500)
+        if i % 16 == 0:
+            fake.fake_cupti_memcpy(1 << 20, 1, 0, 1, 7, 3_000)
+        if i % 64 == 0:
+            kernel("ncclDevKernel_AllReduce_Sum_f32_RING_LL", stream=9, duration_ns=20_000)
+    return getattr(torch.ops.bench, f"op_{{index}}")
+
+ops = [define(index) for index in range(40)]
+x = torch.zeros(1)
 operators = {operators}
 with perfprof.profile(activities=[perfprof.ProfilerActivity.CPU, perfprof.ProfilerActivity.CUDA],
                       schedule=perfprof.schedule(wait=0, active={steps}, repeat=1),
@@ -53,12 +68,7 @@ with perfprof.profile(activities=[perfprof.ProfilerActivity.CPU, perfprof.Profil
                       experimental_config=perfprof.ExperimentalConfig(
                           export_type=["text", "db"], data_simplification=False)) as prof:
     for i in range(operators):
-        with perfprof.record_function(f"aten::op_{{i % 40}}"):
-            kernel(f"compute_kernel_{{i % 25}}", stream=7 + i % 2, duration_ns=2_000 + (i % 7) * 500)
-            if i % 16 == 0:
-                fake.fake_cupti_memcpy(1 << 20, 1, 0, 1, 7, 3_000)
-            if i % 64 == 0:
-                kernel("ncclDevKernel_AllReduce_Sum_f32_RING_LL", stream=9, duration_ns=20_000)
+        ops[i % 40](x, i)
         if (i + 1) % {per_step} == 0:
             prof.step()
 print(json.dumps({{"ok": True}}))
@@ -66,9 +76,9 @@ print(json.dumps({{"ok": True}}))
 
 PERFPROF_ANALYSES = """
 import sys
-from perfprof.analysis import ANALYSES, open_run
+from perfprof.analysis import ANALYSES, open_run, run_analyses
 with open_run(sys.argv[1]) as run:
-    rows = sum(len(entry(run, top=10)) for entry in ANALYSES.values())
+    rows = sum(len(table) for table in run_analyses(run, top=10))
 print(rows, "rows from", len(ANALYSES), "analyses")
 """
 
