@@ -15,6 +15,18 @@ import time
 import torch
 
 
+def stop_requested(stop_file, distributed: bool) -> bool:
+    """Whether `stop_file` exists; distributed, whether it exists for any rank, so that all ranks
+    stop after the same step (a rank that stopped alone would leave the others waiting in DDP's
+    all-reduce)."""
+    exists = bool(stop_file) and os.path.exists(stop_file)
+    if not distributed or not stop_file:
+        return exists
+    flag = torch.tensor([1 if exists else 0])
+    torch.distributed.all_reduce(flag, op=torch.distributed.ReduceOp.MAX)
+    return bool(flag.item())
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--steps", type=int, default=None)
@@ -33,7 +45,7 @@ def main() -> int:
         model = torch.nn.parallel.DistributedDataParallel(model)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
     steps = 0
-    while steps < args.steps and not (args.until and os.path.exists(args.until)):
+    while steps < args.steps and not stop_requested(args.until, args.distributed):
         loss = model(torch.randn(8, 16)).pow(2).mean()
         optimizer.zero_grad()
         loss.backward()

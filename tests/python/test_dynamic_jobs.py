@@ -7,6 +7,7 @@ import glob
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -42,12 +43,13 @@ def wait_for(condition, what: str, process=None, timeout: float = TIMEOUT_S):
 
 def stop_job(job: subprocess.Popen, stop_file: str):
     """Ask the training loop to stop (it checks `stop_file` each step); its stdout and stderr.
-    A job that does not stop in time is killed."""
+    A job that does not stop in time is killed with its whole session (started with
+    start_new_session=True)."""
     open(stop_file, "w").close()
     try:
         return job.communicate(timeout=TIMEOUT_S)
     except subprocess.TimeoutExpired:
-        job.kill()
+        os.killpg(job.pid, signal.SIGKILL)  # the job's own session: torchrun's workers too
         return job.communicate()
 
 
@@ -71,7 +73,8 @@ def test_editing_the_config_of_a_job_started_with_perfprof_config_path_profiles_
     config_dir, out, stop = str(tmp_path / "config"), str(tmp_path / "out"), str(tmp_path / "stop")
     env = dict(child_env(), PERFPROF_CONFIG_PATH=config_dir)
     job = subprocess.Popen([sys.executable, TRAIN, "--until", stop, "--step-seconds", "0.02"], cwd=str(tmp_path),
-                           env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                           env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           start_new_session=True)
     try:
         config = os.path.join(config_dir, "profiler_config.json")
         wait_for(lambda: os.path.exists(config), "the template", job)
@@ -124,7 +127,7 @@ def test_under_torchrun_only_the_ranks_in_rank_list_collect_and_one_process_read
     env = dict(child_env(), PERFPROF_CONFIG_PATH=config_dir, OMP_NUM_THREADS="1")
     job = subprocess.Popen(["torchrun", "--standalone", "--nproc_per_node=2", TRAIN, "--distributed",
                             "--until", stop, "--step-seconds", "0.02"], cwd=str(tmp_path), env=env,
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
         config = os.path.join(config_dir, "profiler_config.json")
         wait_for(lambda: len(glob.glob(os.path.join(config_dir, "log", "dp_*_rank_*.log"))) == 2, "both ranks", job)
