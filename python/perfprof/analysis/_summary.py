@@ -33,7 +33,8 @@ def run_analyses(run: RunDatabase, analyses: Optional[Sequence[Analysis]] = None
 
     The analyses share `run`: each thread queries through its own read-only connection, and
     SQLite lets other threads run while one executes a query, so they use every core."""
-    _check_top(top)
+    if not isinstance(top, int) or isinstance(top, bool) or top < 1:
+        raise ValueError(f"'top' must be an int >= 1, got {top!r}")
     chosen = list(ANALYSES.values()) if analyses is None else list(analyses)
     if jobs is None:
         jobs = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
@@ -57,17 +58,6 @@ def run_analyses(run: RunDatabase, analyses: Optional[Sequence[Analysis]] = None
         if not future.cancelled() and future.exception() is not None:
             raise future.exception()  # type: ignore[misc]
     return [future.result() for future in futures]
-
-
-def summary_tables(run: RunDatabase, top: int = 10, names: Optional[Iterable[str]] = None,
-                   jobs: Optional[int] = None, on_done: Optional[Callable[[Analysis], None]] = None) -> List[Table]:
-    """Run the summary's analyses on `run` (see :func:`run_analyses`)."""
-    return run_analyses(run, summary_analyses(names), top, jobs, on_done)
-
-
-def _check_top(top: int) -> None:
-    if not isinstance(top, int) or isinstance(top, bool) or top < 1:
-        raise ValueError(f"'top' must be an int >= 1, got {top!r}")
 
 
 def window_begin_ns(run: RunDatabase) -> Optional[int]:

@@ -62,19 +62,19 @@ def _print_summary(run_path: str, output_format: str, top: int, names: Optional[
                    heading: bool) -> None:
     from ..analysis import open_run
     from ..analysis._formats import to_csv, to_json, to_markdown
-    from ..analysis._summary import summary_analyses, summary_tables, window_begin_ns
+    from ..analysis._summary import run_analyses, summary_analyses, window_begin_ns
 
     def building(run_dir: str) -> None:
         console.print(f"building the database of {run_dir} from its capture", highlight=False)
 
     with open_run(run_path, on_build=building) as run:
-        count = len(summary_analyses(names))
+        chosen = summary_analyses(names)
         finished = itertools.count(1)
         with console.status(f"analysing {run_path}") as status:
             def done(entry: "Analysis") -> None:
-                status.update(f"analysing {run_path}: {next(finished)}/{count} analyses done ({entry.name})")
+                status.update(f"analysing {run_path}: {next(finished)}/{len(chosen)} analyses done ({entry.name})")
 
-            tables = summary_tables(run, top, names, on_done=done)
+            tables = run_analyses(run, chosen, top, on_done=done)
         origin = window_begin_ns(run)
         if output_format == "json":
             # Several runs: one document per line (JSON Lines), each parseable alone.
