@@ -7,25 +7,37 @@
 namespace perfprof {
 namespace {
 
-// For each correlation id of a CUDA API call, the innermost operator around that call: the op
-// tree's events above it (Python frames skipped) up to the first PyTorch operator.
-std::unordered_map<uint32_t, int64_t> launching_operators(const TraceModel& model, const OpTree& tree) {
+// What launched the work of one correlation id: the CUDA API call and the operators around it.
+struct Launch {
+  int64_t call = -1;
+  int64_t innermost_operator = -1;
+  int64_t outermost_operator = -1;
+};
+
+// For each correlation id of a CUDA API call, the call and the operators around it: the op
+// tree's events above it (Python frames skipped) that are PyTorch operators.
+std::unordered_map<uint32_t, Launch> launches(const TraceModel& model, const OpTree& tree) {
   const RangeTable& r = model.ranges;
-  std::unordered_map<uint32_t, int64_t> op_of_call;
+  std::unordered_map<uint32_t, Launch> by_correlation;
   for (size_t i = 0; i < r.size(); ++i) {
     if (r.correlation[i] == 0) continue;
-    int64_t up = tree.parent_event[i];
-    while (up >= 0 && r.kind[static_cast<size_t>(up)] != RangeKind::CpuOp) up = tree.parent_event[static_cast<size_t>(up)];
-    if (up >= 0) op_of_call.emplace(r.correlation[i], up);
+    Launch launch;
+    launch.call = static_cast<int64_t>(i);
+    for (int64_t up = tree.parent_event[i]; up >= 0; up = tree.parent_event[static_cast<size_t>(up)]) {
+      if (r.kind[static_cast<size_t>(up)] != RangeKind::CpuOp) continue;
+      if (launch.innermost_operator < 0) launch.innermost_operator = up;
+      launch.outermost_operator = up;
+    }
+    by_correlation.emplace(r.correlation[i], launch);
   }
-  return op_of_call;
+  return by_correlation;
 }
 
 }  // namespace
 
 std::vector<KernelDetail> kernel_details(const AnalysedTrace& trace) {
   const TraceModel& model = trace.model();
-  const std::unordered_map<uint32_t, int64_t> op_of_call = launching_operators(model, trace.tree());
+  const std::unordered_map<uint32_t, Launch> launch_of = launches(model, trace.tree());
   const std::vector<GpuActivity>& activities = model.gpu.activities;
   std::vector<KernelDetail> rows;
   // Activities are sorted by device, stream and start, so each stream's come together: until
@@ -55,8 +67,12 @@ std::vector<KernelDetail> kernel_details(const AnalysedTrace& trace) {
       std::copy(std::begin(activity.block), std::end(activity.block), row.block.begin());
       row.occupancy_percent = trace.gpu_metrics().occupancy_percent[a];
     }
-    const auto op = op_of_call.find(activity.correlation);
-    if (activity.correlation != 0 && op != op_of_call.end()) row.operator_row = op->second;
+    const auto launch = launch_of.find(activity.correlation);
+    if (activity.correlation != 0 && launch != launch_of.end()) {
+      row.launch_row = launch->second.call;
+      row.operator_row = launch->second.innermost_operator;
+      row.root_operator_row = launch->second.outermost_operator;
+    }
     rows.push_back(row);
   }
   return rows;

@@ -1,7 +1,7 @@
 #pragma once
 // kernel_details: one row per GPU activity doing device work (kernels, memcpy, memset, graph
 // launches), with what a reader wants beside its times: its type, how long its stream sat idle
-// before it, its launch configuration and occupancy, and the operator that launched it.
+// before it, its launch configuration and occupancy, and the call and operators that launched it.
 #include <array>
 #include <cstdint>
 #include <optional>
@@ -27,9 +27,14 @@ struct KernelDetail {
   std::array<uint32_t, 3> grid{};   // kernels; zeros otherwise
   std::array<uint32_t, 3> block{};
   std::optional<double> occupancy_percent;  // gpu_metrics(): theoretical occupancy
-  // The innermost PyTorch operator (RangeKind::CpuOp) around the CUDA API call that launched
-  // it (same correlation id), as a row of TraceModel::ranges; -1 when there is none.
+  // The CUDA API call that launched it (same correlation id), as a row of TraceModel::ranges;
+  // -1 when there is none (work of a process whose calls were not recorded).
+  int64_t launch_row = -1;
+  // The innermost and the outermost PyTorch operator (RangeKind::CpuOp) around that call on its
+  // thread, as rows of TraceModel::ranges; -1 when there is none. The outermost is the operator
+  // the user called (aten::linear), the innermost the one that launched (aten::addmm).
   int64_t operator_row = -1;
+  int64_t root_operator_row = -1;
 };
 
 // In the model's order: by device, stream, start.

@@ -64,6 +64,26 @@ OpTree build_op_tree(const TraceModel& model) {
   return tree;
 }
 
+std::vector<int64_t> same_kind_parents(const TraceModel& model) {
+  const RangeTable& r = model.ranges;
+  std::vector<int64_t> parent(r.size(), -1);
+  std::vector<std::vector<size_t>> open;  // per kind, the rows enclosing the current one, innermost last
+  uint32_t current_track = UINT32_MAX;
+  for (size_t i = 0; i < r.size(); ++i) {
+    if (r.track[i] != current_track) {
+      current_track = r.track[i];
+      open.clear();
+    }
+    const auto kind = static_cast<size_t>(r.kind[i]);
+    if (open.size() <= kind) open.resize(kind + 1);
+    std::vector<size_t>& around = open[kind];
+    while (!around.empty() && r.end_ns[around.back()] <= r.begin_ns[i]) around.pop_back();
+    if (!around.empty()) parent[i] = static_cast<int64_t>(around.back());
+    around.push_back(i);
+  }
+  return parent;
+}
+
 // The tree holds every link needed; the model parameter keeps the analysis signatures uniform.
 std::vector<size_t> call_stack_frames(const TraceModel& /*model*/, const OpTree& tree, size_t row) {
   std::vector<size_t> frames;

@@ -38,6 +38,14 @@ bool is_event(const TraceModel& model, size_t row);
 // properly nested. A parent therefore always has a smaller row than its children.
 OpTree build_op_tree(const TraceModel& model);
 
+// Per row of model.ranges: the innermost range of the same kind around it on its track (an
+// operator's calling operator, a Python function's caller), whatever ranges of other kinds lie
+// in between; -1 for none. Each kind nests on its own here, async rows included: the Python
+// calls that a record_function scope crosses are async in the one hierarchy of the OpTree, yet
+// still nest among Python calls. Equal ranges nest in row order; one that ends where the next
+// begins does not hold it.
+std::vector<int64_t> same_kind_parents(const TraceModel& model);
+
 // The Python frames enclosing `row` (not `row` itself), innermost first.
 std::vector<size_t> call_stack_frames(const TraceModel& model, const OpTree& tree, size_t row);
 

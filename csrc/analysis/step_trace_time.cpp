@@ -33,10 +33,30 @@ DeviceTime device_time(const TraceModel& model) {
   return time;
 }
 
+// The host's time in operators, and in GC pauses while no operator ran, over every thread.
+struct HostTime {
+  TimeSet operators, gc, gc_in_operators;
+};
+
+HostTime host_time(const TraceModel& model) {
+  const RangeTable& r = model.ranges;
+  std::vector<TimeInterval> operators, gc;
+  for (size_t i = 0; i < r.size(); ++i) {
+    if (r.kind[i] == RangeKind::CpuOp) operators.push_back({r.begin_ns[i], r.end_ns[i]});
+    if (r.kind[i] == RangeKind::Gc) gc.push_back({r.begin_ns[i], r.end_ns[i]});
+  }
+  HostTime time;
+  time.operators = union_of(std::move(operators));
+  time.gc = union_of(std::move(gc));
+  time.gc_in_operators = intersection_of(time.gc, time.operators);
+  return time;
+}
+
 }  // namespace
 
 std::vector<StepTraceTime> step_trace_time(const TraceModel& model) {
   const DeviceTime device = device_time(model);
+  const HostTime host = host_time(model);
   std::vector<StepTraceTime> rows;
   for (const ProfilerStep& step : profiler_steps(model)) {
     const int64_t begin = step.begin_ns, end = step.end_ns;
@@ -53,6 +73,8 @@ std::vector<StepTraceTime> step_trace_time(const TraceModel& model) {
     row.bubble_ns = 0;
     row.stage_ns = (end - begin) - row.bubble_ns;
     row.communication_not_overlapped_exclude_receive_ns = row.communication_not_overlapped_ns;
+    row.host_operators_ns = covered_ns(host.operators, begin, end);
+    row.host_gc_ns = covered_ns(host.gc, begin, end) - covered_ns(host.gc_in_operators, begin, end);
     rows.push_back(std::move(row));
   }
   return rows;

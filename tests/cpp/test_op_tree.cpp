@@ -96,6 +96,38 @@ TEST(OpTree, TracksAreSeparate) {
   EXPECT_EQ(tree.self_ns[0], 100);
 }
 
+TEST(SameKindParents, EachKindNestsOnItsOwnThroughOtherKindsAndAsyncRows) {
+  ModelBuilder b;
+  const size_t linear = b.range(0, 100, "aten::linear");
+  const size_t scope = b.range(10, 90, "scope", "user_annotation");
+  const size_t addmm = b.range(20, 60, "aten::addmm");  // inside linear, through the annotation
+  const size_t call = b.frame(30, 120, "train.py(9): step");  // a Python call the annotation crosses
+  const size_t async = b.range(35, 200, "handoff", "user_annotation", 0, kRangeAsync);
+  const size_t inner = b.frame(40, 50, "inner");         // a Python call in a Python call
+  const size_t touching = b.range(100, 110, "aten::zeros");  // begins where linear ends: not inside
+  const std::vector<int64_t> parents = same_kind_parents(b.model());
+  EXPECT_EQ(parents[linear], -1);
+  EXPECT_EQ(parents[scope], -1);
+  EXPECT_EQ(parents[addmm], static_cast<int64_t>(linear));
+  EXPECT_EQ(parents[call], -1);
+  EXPECT_EQ(parents[async], static_cast<int64_t>(scope));  // an async annotation still began inside one
+  EXPECT_EQ(parents[inner], static_cast<int64_t>(call));
+  EXPECT_EQ(parents[touching], -1);
+}
+
+TEST(SameKindParents, EqualRangesNestInRowOrderAndTracksAreSeparate) {
+  ModelBuilder b;
+  const size_t first = b.range(0, 100, "aten::add");
+  const size_t second = b.range(0, 100, "aten::add");
+  const size_t empty = b.range(100, 100, "aten::empty");  // zero length, where both end
+  const size_t other = b.range(10, 20, "aten::mul", "cpu_op", 0, 0, 1);
+  const std::vector<int64_t> parents = same_kind_parents(b.model());
+  EXPECT_EQ(parents[first], -1);
+  EXPECT_EQ(parents[second], static_cast<int64_t>(first));
+  EXPECT_EQ(parents[empty], -1);
+  EXPECT_EQ(parents[other], -1);
+}
+
 TEST(OpTree, SelfDeviceTimeGoesToTheRangeWithTheExternalId) {
   ModelBuilder b;
   const size_t op = b.range(0, 100, "aten::mm", "cpu_op", 7);

@@ -99,6 +99,25 @@ TEST(StepTraceTime, SplitsEachStepIntoComputeCommunicationOverlapAndFreeTime) {
   EXPECT_EQ(s3.stage_ns, 500);
 }
 
+// Two threads' operators overlap in step 1; a GC pause runs partly inside an operator, partly
+// alone, and on into step 2.
+TEST(StepTraceTime, HostTimeIsTheUnionOfOperatorsAndTheGcPausesOutsideThem) {
+  ModelBuilder b;
+  b.range(1000, 2000, "ProfilerStep#1", "user_annotation", 1);
+  b.op(1100, 1300, "aten::mm", 2, "");
+  b.op(1150, 1200, "aten::add", 3, "");  // nested: counted once
+  b.range(1800, 2100, "gc", "gc");       // 1800-1900 inside aten::relu below, then alone
+  b.range(2000, 3000, "ProfilerStep#2", "user_annotation", 4);
+  b.range(1250, 1400, "autograd::engine", "cpu_op", 5, 0, 1);  // another thread: 1300-1400 added
+  b.range(1700, 1900, "aten::relu", "cpu_op", 6, 0, 1);
+  const std::vector<StepTraceTime> rows = step_trace_time(b.model());
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].host_operators_ns, 300 + 200);  // [1100, 1400), [1700, 1900)
+  EXPECT_EQ(rows[0].host_gc_ns, 100);                // [1900, 2000)
+  EXPECT_EQ(rows[1].host_operators_ns, 0);
+  EXPECT_EQ(rows[1].host_gc_ns, 100);                // [2000, 2100)
+}
+
 TEST(StepTraceTime, ComputingPlusExposedCommunicationPlusFreeIsTheStepWithoutCopies) {
   for (const StepTraceTime& row : step_trace_time(steps_with_compute_and_communication())) {
     const int64_t copies_only = row.step == "1" ? 50 : 0;
@@ -192,6 +211,10 @@ TEST(KernelDetails, GivesEachKernelItsTypeStreamWaitAndLaunchingOperator) {
   EXPECT_EQ(rows[0].wait_ns, 0);
   ASSERT_GE(rows[0].operator_row, 0);
   EXPECT_EQ(model.str(model.ranges.name[rows[0].operator_row]), "aten::mm");
+  ASSERT_GE(rows[0].root_operator_row, 0);  // the operator the user called, around aten::mm
+  EXPECT_EQ(model.str(model.ranges.name[rows[0].root_operator_row]), "aten::linear");
+  ASSERT_GE(rows[0].launch_row, 0);
+  EXPECT_EQ(model.ranges.begin_ns[rows[0].launch_row], 200);  // its cudaLaunchKernel (correlation 11)
   EXPECT_EQ(rows[0].grid[0], 80u);
   EXPECT_EQ(rows[0].block[0], 256u);
   ASSERT_TRUE(rows[0].occupancy_percent.has_value());
@@ -200,10 +223,14 @@ TEST(KernelDetails, GivesEachKernelItsTypeStreamWaitAndLaunchingOperator) {
   EXPECT_EQ(rows[1].type, DeviceWorkType::Memory);
   EXPECT_EQ(rows[1].wait_ns, 300);
   EXPECT_EQ(rows[1].operator_row, -1);  // launched by the annotation, no operator around it
+  EXPECT_EQ(rows[1].root_operator_row, -1);
+  ASSERT_GE(rows[1].launch_row, 0);
+  EXPECT_EQ(model.str(model.ranges.name[rows[1].launch_row]), "cudaMemcpyAsync");
   EXPECT_FALSE(rows[1].occupancy_percent.has_value());
 
   EXPECT_EQ(rows[2].wait_ns, 100);
   EXPECT_EQ(rows[2].operator_row, -1);  // no correlation
+  EXPECT_EQ(rows[2].launch_row, -1);
 
   EXPECT_EQ(rows[3].type, DeviceWorkType::Communication);
   EXPECT_EQ(rows[3].stream, kNcclStream);

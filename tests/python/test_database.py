@@ -64,7 +64,7 @@ def test_cpu_run_ranges_steps_and_shapes_match_the_trace(tmp_path):
     threads = query(path, "SELECT s.value, t.globalTid FROM ThreadNames t JOIN StringIds s ON s.id = t.nameId")
     assert sorted(threads) == sorted((name, pid * GLOBAL + tid) for tid, name in prof.trace.thread_names.items())
     meta = dict(query(path, "SELECT name, value FROM META_DATA"))
-    assert meta["schema_version"] == "1" and meta["user"] == '"value"' and meta["rank"] == "0"
+    assert meta["schema_version"] == "2" and meta["user"] == '"value"' and meta["rank"] == "0"
     assert query(path, "SELECT pid, globalPid FROM PROCESSES") == [(pid, pid * GLOBAL)]
 
 
@@ -94,7 +94,7 @@ def test_operators_carry_their_flops_and_their_python_stack(tmp_path):
     assert caller > 0 and any("test_operators_carry_their_flops" in name for name in names[caller + 1:])
     assert query(path, "SELECT count(*) FROM PYTORCH_API WHERE flops IS NOT NULL AND callchainId IS NULL") == [(0,)]
     assert dict(query(path, "SELECT name, value FROM META_DATA_EXPORT")) == {
-        "EXPORT_PROGRAM": "perfprof", "EXPORT_SCHEMA_VERSION": "1", "TIME_UNIT": "ns since the Unix epoch"}
+        "EXPORT_PROGRAM": "perfprof", "EXPORT_SCHEMA_VERSION": "2", "TIME_UNIT": "ns since the Unix epoch"}
 
 
 def prof_export(prof, tmp_path, name="trace.json"):
@@ -168,6 +168,95 @@ def test_gpu_run_kernel_summary_written_for_nsight_gives_the_chrome_totals(tmp_p
                               JOIN CONNECTION_IDS c ON c.id = a.connectionId WHERE s.value = 'train step'""")
     assert sorted(row[0] for row in launched) == sorted(result["correlations"] + [
         e["args"]["correlation"] for e in runtime if e["args"]["correlation"] not in result["correlations"]])
+
+
+LAUNCH_RUN = """
+import torch
+import perfprof
+
+@torch.library.custom_op("dbtest::inner", mutates_args=())
+def inner(x: torch.Tensor) -> None:
+    kernel("inner_kernel")
+
+@torch.library.custom_op("dbtest::outer", mutates_args=())
+def outer(x: torch.Tensor) -> None:
+    kernel("outer_kernel")
+    torch.ops.dbtest.inner(x)
+
+x = torch.zeros(1)
+with perfprof.profile(activities=[perfprof.ProfilerActivity.CPU, perfprof.ProfilerActivity.CUDA]) as prof:
+    torch.ops.dbtest.outer(x)
+    kernel("bare_kernel")
+    with perfprof.record_function("scope"):
+        torch.ops.dbtest.inner(x)
+        fake.fake_cupti_memcpy(1 << 20, 1, 0, 1, 7, 20_000)
+db_path = os.path.join(os.environ["TMP"], "run.db")
+prof.trace.export_database(db_path, [])
+print(json.dumps(dict(db=db_path)))
+"""
+
+
+def test_kernel_details_carry_their_launch_and_the_operators_around_it(tmp_path):
+    path = fake_cupti.run(LAUNCH_RUN, tmp_path)["db"]
+    assert_sound(path)
+    # The launch columns are the CUDA call of the same correlation id, for every activity.
+    joined = query(path, """SELECT k.launchNameId, k.launchStart, k.launchEnd, k.launchGlobalTid,
+                                   r.nameId, r.start, r."end", r.globalTid
+                            FROM KERNEL_DETAILS k JOIN CUPTI_ACTIVITY_KIND_RUNTIME r ON r.correlationId = k.correlationId""")
+    assert len(joined) == query(path, "SELECT count(*) FROM KERNEL_DETAILS")[0][0] == 5
+    assert all(row[:4] == row[4:] for row in joined)
+    # The innermost and the outermost operator around each launch; none for a bare launch, and
+    # record_function's scope is no operator.
+    launched = query(path, """SELECT n.value, inner_name.value, outer_name.value FROM KERNEL_DETAILS k
+                              JOIN StringIds n ON n.id = k.nameId
+                              LEFT JOIN PYTORCH_API i ON i.id = k.operatorId LEFT JOIN StringIds inner_name ON inner_name.id = i.name
+                              LEFT JOIN PYTORCH_API o ON o.id = k.rootOperatorId LEFT JOIN StringIds outer_name ON outer_name.id = o.name
+                              ORDER BY k.start""")
+    assert launched == [("outer_kernel", "dbtest::outer", "dbtest::outer"),
+                        ("inner_kernel", "dbtest::inner", "dbtest::outer"),
+                        ("bare_kernel", None, None),
+                        ("inner_kernel", "dbtest::inner", "dbtest::inner"),
+                        ("Memcpy HtoD", None, None)]
+    assert query(path, """SELECT count(*) FROM KERNEL_DETAILS k JOIN PYTORCH_API a ON a.id = k.operatorId
+                          WHERE k.operatorNameId IS NOT a.name""") == [(0,)]
+    # An operator's typeParentId is its calling operator, across other types in between.
+    parents = query(path, """SELECT n.value, p.value FROM PYTORCH_API a JOIN StringIds n ON n.id = a.name
+                             LEFT JOIN PYTORCH_API up ON up.id = a.typeParentId LEFT JOIN StringIds p ON p.id = up.name
+                             WHERE n.value IN ('dbtest::outer', 'dbtest::inner', 'scope') ORDER BY a.startNs""")
+    assert parents == [("dbtest::outer", None), ("dbtest::inner", "dbtest::outer"), ("scope", None),
+                       ("dbtest::inner", None)]
+
+
+def same_type_parents(rows):
+    """Reference typeParentId: a stack per thread and type over (id, type, thread, start, end) rows
+    in (thread, start, longest first, id) order; a range ending where the next begins holds nothing."""
+    parents, stacks = {}, {}
+    for row_id, kind, thread, start, end in rows:
+        stack = stacks.setdefault((thread, kind), [])
+        while stack and stack[-1][1] <= start:
+            stack.pop()
+        parents[row_id] = stack[-1][0] if stack else None
+        stack.append((row_id, end))
+    return parents
+
+
+def test_type_parents_nest_each_type_on_its_own_thread_by_thread(tmp_path):
+    model = torch.nn.Sequential(torch.nn.Linear(8, 4), torch.nn.ReLU())
+    with perfprof.profile(activities=[perfprof.ProfilerActivity.CPU], with_stack=True, with_modules=True) as prof:
+        for _ in range(2):
+            with perfprof.record_function("outer"), perfprof.record_function("inner"):
+                model(torch.randn(3, 8)).sum().backward()
+    path = export(prof, tmp_path)
+    rows = query(path, "SELECT id, type, globalTid, startNs, endNs FROM PYTORCH_API ORDER BY globalTid, startNs, endNs DESC, id")
+    written = dict(query(path, "SELECT id, typeParentId FROM PYTORCH_API"))
+    assert written == same_type_parents(rows)
+    # Each type nests: operators in operators, Python calls in Python calls, annotations in annotations.
+    types = dict(query(path, "SELECT name, id FROM ENUM_API_TYPE"))
+    nested = dict(query(path, """SELECT a.type, count(*) FROM PYTORCH_API a JOIN PYTORCH_API p ON p.id = a.typeParentId
+                                 WHERE p.type = a.type GROUP BY a.type"""))
+    assert all(nested.get(types[kind], 0) > 0 for kind in ("op", "python_function", "annotation"))
+    assert query(path, """SELECT count(*) FROM PYTORCH_API a JOIN PYTORCH_API p ON p.id = a.typeParentId
+                          WHERE p.type <> a.type OR p.globalTid <> a.globalTid""") == [(0,)]
 
 
 def test_memory_run_tables_match_the_memory_csvs(tmp_path):

@@ -59,6 +59,7 @@ struct ApiRow {
   std::optional<StringId> dtypes, shapes;
   std::optional<int64_t> callchain;  // PYTORCH_CALLCHAINS.id of its Python stack
   std::optional<uint64_t> flops;     // an operator's, when its inputs give a count
+  std::optional<int64_t> parent;     // its same_kind_parents row
 };
 
 const Table<ApiRow> kPytorchApi{
@@ -79,7 +80,11 @@ const Table<ApiRow> kPytorchApi{
         {"inputShapes", SqlType::Integer, [](const ApiRow& r) { return SqlValue(r.shapes); }},
         {"callchainId", SqlType::Integer, [](const ApiRow& r) { return SqlValue(r.callchain); }},
         {"type", SqlType::Integer, [](const ApiRow& r) { return SqlValue(static_cast<int>(r.c.model.ranges.kind[r.i])); }},
-        {"flops", SqlType::Integer, [](const ApiRow& r) { return SqlValue(r.flops); }},  // perfprof's
+        // perfprof's: the operator's flops; the row's id (its TraceModel row: KERNEL_DETAILS refers to
+        // it); the id of the range of the same type around it on its thread (op tree, call tree).
+        {"flops", SqlType::Integer, [](const ApiRow& r) { return SqlValue(r.flops); }},
+        {"id", SqlType::Key, [](const ApiRow& r) { return SqlValue(r.i); }},
+        {"typeParentId", SqlType::Integer, [](const ApiRow& r) { return SqlValue(r.parent); }},
     }};
 
 struct CallchainFrame {
@@ -133,7 +138,7 @@ struct ModuleRow {
 const Table<ModuleRow> kModules{
     "MODULES",
     {
-        {"id", SqlType::Integer, [](const ModuleRow& r) { return SqlValue(r.id); }},
+        {"id", SqlType::Key, [](const ModuleRow& r) { return SqlValue(r.id); }},
         {"parentId", SqlType::Integer, [](const ModuleRow& r) { return SqlValue(r.parent); }},
         {"nameId", SqlType::Integer, [](const ModuleRow& r) { return SqlValue(r.c.model.ranges.name[r.i]); }},
         {"startNs", SqlType::Integer, [](const ModuleRow& r) { return SqlValue(r.c.time(r.c.model.ranges.begin_ns[r.i])); }},
@@ -290,6 +295,7 @@ void write_pytorch_tables(Context& c) {
     forward_tid[link.backward] = c.model.threads[r.track[link.forward]].os_tid;
   }
   TableWriter<ApiRow> api(c.db, kPytorchApi);
+  const std::vector<int64_t> parents = same_kind_parents(c.model);
   Callchains callchains(c);
   OperatorFlops flops(c.model);
   TableWriter<StepRef> steps(c.db, kSteps);
@@ -299,7 +305,9 @@ void write_pytorch_tables(Context& c) {
     if (r.kind[i] == RangeKind::Gc) gc.insert({c, i});
     if (!is_pytorch_api(r.kind[i])) continue;
     const InputTexts& inputs = texts[index_of(r.args[i])];
-    ApiRow row{c, i, std::nullopt, std::nullopt, inputs.dtypes, inputs.shapes, callchains.of(i), flops.of(i)};
+    const int64_t parent = parents[i];
+    ApiRow row{c,           i,           std::nullopt, std::nullopt, inputs.dtypes, inputs.shapes, callchains.of(i),
+               flops.of(i), parent < 0 ? std::nullopt : std::optional<int64_t>(parent)};
     if (linked.count(r.id[i])) row.connection = r.id[i];
     if (!forward_tid.empty()) {
       const auto found = forward_tid.find(i);

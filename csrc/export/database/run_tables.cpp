@@ -69,7 +69,7 @@ struct StringRow {
 const Table<StringRow> kStringIds{
     "StringIds",
     {
-        {"id", SqlType::Integer, [](const StringRow& r) { return SqlValue(r.id); }},
+        {"id", SqlType::Key, [](const StringRow& r) { return SqlValue(r.id); }},
         {"value", SqlType::Text, [](const StringRow& r) { return SqlValue(r.value); }},
     }};
 

@@ -20,6 +20,17 @@ struct Ref {
 };
 
 using KernelRef = Ref<KernelDetail>;
+
+// A column of the range table at the CUDA call that launched the work, NULL when none was
+// recorded; `as_value` turns it into the database's value (times, threads).
+template <typename T, typename AsValue>
+SqlValue of_launch(const KernelRef& r, const std::vector<T>& column, AsValue as_value) {
+  return r.row.launch_row < 0 ? SqlValue() : SqlValue(as_value(column[static_cast<size_t>(r.row.launch_row)]));
+}
+
+// PYTORCH_API.id of a TraceModel row, NULL for none (-1).
+SqlValue api_id(int64_t row) { return row < 0 ? SqlValue() : SqlValue(row); }
+
 const Table<KernelRef> kKernelDetails{
     "KERNEL_DETAILS",
     {
@@ -43,6 +54,21 @@ const Table<KernelRef> kKernelDetails{
            return r.row.operator_row < 0 ? SqlValue()
                                          : SqlValue(r.c.model.ranges.name[static_cast<size_t>(r.row.operator_row)]);
          }},
+        // perfprof's: the launch beside the work, so that analyses need no join by correlation id:
+        // the CUDA call (CUPTI_ACTIVITY_KIND_RUNTIME/_DRIVER's row of that correlationId) and the
+        // operators around it (PYTORCH_API.id), innermost and outermost; NULL when not recorded.
+        {"correlationId", SqlType::Integer,
+         [](const KernelRef& r) { return SqlValue(r.c.model.gpu.activities[r.row.activity].correlation); }},
+        {"launchNameId", SqlType::Integer,
+         [](const KernelRef& r) { return of_launch(r, r.c.model.ranges.name, [](StringId name) { return name; }); }},
+        {"launchStart", SqlType::Integer,
+         [](const KernelRef& r) { return of_launch(r, r.c.model.ranges.begin_ns, [&](int64_t ns) { return r.c.time(ns); }); }},
+        {"launchEnd", SqlType::Integer,
+         [](const KernelRef& r) { return of_launch(r, r.c.model.ranges.end_ns, [&](int64_t ns) { return r.c.time(ns); }); }},
+        {"launchGlobalTid", SqlType::Integer,
+         [](const KernelRef& r) { return of_launch(r, r.c.model.ranges.track, [&](uint32_t track) { return r.c.thread(track); }); }},
+        {"operatorId", SqlType::Integer, [](const KernelRef& r) { return api_id(r.row.operator_row); }},
+        {"rootOperatorId", SqlType::Integer, [](const KernelRef& r) { return api_id(r.row.root_operator_row); }},
     }};
 
 using OperatorRef = Ref<OperatorDetail>;
@@ -97,6 +123,9 @@ const Table<StepRef> kStepTraceTime{
         {"communicationNotOverlappedExcludeReceive", SqlType::Integer,
          [](const StepRef& r) { return SqlValue(r.row.communication_not_overlapped_exclude_receive_ns); }},
         {"preparing", SqlType::Integer, [](const StepRef& r) { return SqlValue(r.row.preparing_ns); }},
+        // perfprof's: the host's side (analysis/step_trace_time.h)
+        {"hostOperators", SqlType::Integer, [](const StepRef& r) { return SqlValue(r.row.host_operators_ns); }},
+        {"hostGc", SqlType::Integer, [](const StepRef& r) { return SqlValue(r.row.host_gc_ns); }},
     }};
 
 using DataPreprocessRef = Ref<DataPreprocess>;

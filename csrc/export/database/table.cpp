@@ -11,6 +11,7 @@ std::string_view type_name(SqlType type) {
     case SqlType::Integer: return "INTEGER";
     case SqlType::Real: return "REAL";
     case SqlType::Text: return "TEXT";
+    case SqlType::Key: return "INTEGER PRIMARY KEY";
   }
   return "";
 }

@@ -14,7 +14,9 @@
 
 namespace perfprof::db {
 
-enum class SqlType { Integer, Real, Text };
+// Key: INTEGER PRIMARY KEY, the row's id in SQLite's own b-tree, so a lookup by it needs no index
+// (rows inserted in increasing order of it are appended).
+enum class SqlType { Integer, Real, Text, Key };
 
 // One value of a row: an integer, a real, a text or NULL.
 class SqlValue {
