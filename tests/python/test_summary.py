@@ -90,6 +90,45 @@ def test_a_run_without_a_database_gets_one_from_its_capture(tmp_path):
     assert json.loads(result.stdout)["database"] == database
 
 
+def test_a_database_of_an_older_perfprof_is_rebuilt_from_the_capture_or_named(tmp_path):
+    import sqlite3
+
+    import perfprof
+
+    with perfprof.profile(schedule=perfprof.schedule(wait=0, active=1, repeat=1),
+                          on_trace_ready=perfprof.tensorboard_trace_handler(str(tmp_path), worker_name="w"),
+                          experimental_config=perfprof.ExperimentalConfig(export_type=["text", "db"],
+                                                                          data_simplification=False)) as prof:
+        with perfprof.record_function("work"):
+            pass
+        prof.step()
+    (run_dir,) = [str(p) for p in tmp_path.iterdir()]
+    database = os.path.join(run_dir, "PERFPROF_OUTPUT", "perfprof.db")
+
+    def set_schema(version: str) -> None:
+        with sqlite3.connect(database) as connection:
+            connection.execute("UPDATE META_DATA SET value = ? WHERE name = 'schema_version'", (version,))
+
+    def schema() -> str:
+        with sqlite3.connect(database) as connection:
+            return connection.execute("SELECT value FROM META_DATA WHERE name = 'schema_version'").fetchone()[0]
+
+    set_schema("1")
+    result = summary(run_dir, "--format", "json", "-a", "run_info")
+    assert result.returncode == 0, result.stderr
+    assert "building the database of" in result.stderr and schema() == "2"
+
+    set_schema("1")
+    result = summary(database, "-a", "run_info")  # a database file is read, never rebuilt
+    assert result.returncode == 1 and f"run `perfprof analyse {run_dir}` to rebuild it" in result.stderr
+    os.remove(os.path.join(run_dir, "capture.ppcap"))
+    for path in (run_dir, database):
+        result = summary(path, "-a", "run_info")
+        assert result.returncode == 1
+        assert "written by an older perfprof (database schema 1; the analyses need 2)" in result.stderr
+        assert "profile it again" in result.stderr
+
+
 def test_errors_name_the_problem(tmp_path, gpu_run):
     empty = tmp_path / "empty"
     empty.mkdir()

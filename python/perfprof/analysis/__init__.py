@@ -23,12 +23,13 @@ from ._host import (nvtx_ranges, python_hot_spots, run_info, step_statistics, st
                     top_operators)
 from ._memory import memory_over_time, memory_peaks
 from ._registry import ANALYSES, Analysis
-from ._run_database import RunDatabase, database_of, open_run
+from ._run_database import OutdatedDatabaseError, RunDatabase, database_of, open_run
 from ._summary import run_analyses
 from ._table import UNIT_SUFFIXES, Table
 
 __all__ = [
-    "ANALYSES", "Analysis", "RunDatabase", "Table", "UNIT_SUFFIXES", "database_of", "open_run", "run_analyses",
+    "ANALYSES", "Analysis", "OutdatedDatabaseError", "RunDatabase", "Table", "UNIT_SUFFIXES", "database_of",
+    "open_run", "run_analyses",
     "comm_comp_overlap", "gpu_utilization", "idle_time_breakdown", "kernel_breakdown", "temporal_breakdown",
     "top_kernels",
     "frequent_kernel_sequences", "kernel_launch_stats", "kernel_launches", "memory_bandwidth",

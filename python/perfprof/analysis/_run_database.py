@@ -13,6 +13,13 @@ from ..trace_handler import CAPTURE_FILE, OUTPUT_DIR, RUN_DIR_SUFFIX
 from ._sql import query_text
 from ._table import Table
 
+#: The database schema the shipped queries need (META_DATA ``schema_version``; docs/formats/database.md).
+SCHEMA_VERSION = 2
+
+
+class OutdatedDatabaseError(ValueError):
+    """A run database written by an older perfprof, whose tables lack what the analyses read."""
+
 
 class RunDatabase:
     """A run's SQLite database, opened read-only. Use :func:`open_run` to get one.
@@ -109,20 +116,28 @@ def open_run(path: "os.PathLike[str] | str", build: bool = True,
             a database is an error.
         on_build: called with the run directory before a database is built (progress messages).
 
+    A database written by an older perfprof (schema before :data:`SCHEMA_VERSION`) is rebuilt
+    from the run's capture the same way (unless `build` is False).
+
     Raises ``FileNotFoundError`` when `path` does not exist or the run has neither a database
-    nor a capture to build one from, with what to do instead.
+    nor a capture to build one from, and :class:`OutdatedDatabaseError` for an older database
+    that cannot be rebuilt, each with what to do instead.
     """
     path = os.fspath(path)
     if not os.path.exists(path):
         raise FileNotFoundError(f"{path} does not exist")
     if os.path.isfile(path):
+        folder = os.path.dirname(os.path.abspath(path))  # a run's PERFPROF_OUTPUT, or anywhere
+        _check_schema(path, os.path.dirname(folder) if os.path.basename(folder) == OUTPUT_DIR else None)
         return RunDatabase(path, None)
     run_dir = os.path.dirname(os.path.normpath(path)) if os.path.basename(os.path.normpath(path)) == OUTPUT_DIR \
         else path
     found = database_of(run_dir)
-    if found:
+    has_capture = os.path.isfile(os.path.join(run_dir, CAPTURE_FILE))
+    if found and (_schema_version(found) >= SCHEMA_VERSION or not (build and has_capture)):
+        _check_schema(found, run_dir)
         return RunDatabase(found, run_dir)
-    if build and os.path.isfile(os.path.join(run_dir, CAPTURE_FILE)):
+    if build and has_capture:
         from .._analyse import build_database
 
         if on_build:
@@ -165,6 +180,34 @@ def database_of(run_dir: str) -> Optional[str]:
     """The database file of a run directory (``PERFPROF_OUTPUT/perfprof.db`` or ``perfprof_{rank}.db``), if any."""
     found = sorted(glob.glob(os.path.join(glob.escape(run_dir), OUTPUT_DIR, "perfprof*.db")))
     return found[0] if found else None
+
+
+def _schema_version(database: str) -> int:
+    """META_DATA's ``schema_version`` of `database`; 0 when it has none (not a perfprof database)."""
+    connection = sqlite3.connect(f"file:{_uri_path(database)}?mode=ro", uri=True)
+    try:
+        row = connection.execute("SELECT value FROM META_DATA WHERE name = 'schema_version'").fetchone()
+    except sqlite3.OperationalError:  # no META_DATA table
+        row = None
+    finally:
+        connection.close()
+    try:
+        return int(row[0]) if row else 0
+    except ValueError:
+        return 0
+
+
+def _check_schema(database: str, run_dir: Optional[str]) -> None:
+    """Raise :class:`OutdatedDatabaseError` when `database` is older than the analyses' schema."""
+    version = _schema_version(database)
+    if version >= SCHEMA_VERSION or version == 0:  # 0: a database of another tool, queried as it is
+        return
+    how = (f"run `perfprof analyse {run_dir}` to rebuild it from the run's capture" if run_dir
+           and os.path.isfile(os.path.join(run_dir, CAPTURE_FILE))
+           else "the run kept no capture to rebuild it from (data_simplification=True): profile it again")
+    raise OutdatedDatabaseError(
+        f"{database} was written by an older perfprof (database schema {version}; the analyses need "
+        f"{SCHEMA_VERSION}): {how}")
 
 
 def _uri_path(path: str) -> str:

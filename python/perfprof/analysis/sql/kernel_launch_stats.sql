@@ -1,31 +1,17 @@
 -- kernel_launch_stats: per device, how long launches take and how long work waits after its
 -- launch: HolisticTraceAnalysis's get_cuda_kernel_launch_stats, summarised.
--- The launches are those of kernel_launches.sql (the same CTE; keep the two in step):
+-- The launches are those of kernel_launches.sql (the same filter; keep the two in step):
 --   launch_delay_ns = max(work start - runtime call end, 0)
 --   short_kernels           GPU duration < its call's CPU duration, among calls within the
 --                           runtime cut-off (HTA: launch overhead dominates them)
 --   runtime_outliers        calls longer than :runtime_cutoff_ns (default 50 us, as HTA)
 --   launch_delay_outliers   launch delay above :launch_delay_cutoff_ns (default 100 us, as HTA)
-WITH launch_calls AS (
-    SELECT correlationId, start, "end"
-    FROM CUPTI_ACTIVITY_KIND_RUNTIME
-    WHERE nameId IN (SELECT id FROM StringIds
-                     WHERE value IN ('cudaLaunchKernel', 'cudaLaunchKernelExC')
-                        OR (coalesce(:include_memory, 1) AND value IN ('cudaMemcpyAsync', 'cudaMemsetAsync')))
-),
-gpu_work AS (
-    SELECT deviceId, correlationId, start, "end" FROM CUPTI_ACTIVITY_KIND_KERNEL
-    UNION ALL
-    SELECT deviceId, correlationId, start, "end" FROM CUPTI_ACTIVITY_KIND_MEMCPY
-    UNION ALL
-    SELECT deviceId, correlationId, start, "end" FROM CUPTI_ACTIVITY_KIND_MEMSET
-),
-launches AS MATERIALIZED (
-    SELECT work.deviceId,
-           calls."end" - calls.start AS cpu_ns,
-           work."end" - work.start AS gpu_ns,
-           max(work.start - calls."end", 0) AS delay_ns
-    FROM launch_calls AS calls JOIN gpu_work AS work ON work.correlationId = calls.correlationId
+WITH launches AS MATERIALIZED (
+    SELECT deviceId, launchEnd - launchStart AS cpu_ns, duration AS gpu_ns, max(start - launchEnd, 0) AS delay_ns
+    FROM KERNEL_DETAILS
+    WHERE launchNameId IN (SELECT id FROM StringIds
+                           WHERE value IN ('cudaLaunchKernel', 'cudaLaunchKernelExC')
+                              OR (coalesce(:include_memory, 1) AND value IN ('cudaMemcpyAsync', 'cudaMemsetAsync')))
 ),
 per_device AS (
     SELECT deviceId,

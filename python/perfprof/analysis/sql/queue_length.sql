@@ -1,32 +1,18 @@
 -- queue_length: per device and stream, the longest and the average queue of launches waiting
--- for the device. The queue is queue_length_over_time.sql's (the same CTEs: keep the two in
--- step): launched by a call (cudaLaunchKernel, cudaLaunchKernelExC, cuLaunchKernel,
+-- for the device. The queue is queue_length_over_time.sql's (the same launches: keep the two in
+-- step): device work (KERNEL_DETAILS) launched by a call (cudaLaunchKernel, cudaLaunchKernelExC, cuLaunchKernel,
 -- cudaMemcpyAsync, cudaMemsetAsync, as HolisticTraceAnalysis counts) and not yet started on the
 -- device. avg_queue_length weights each length by how long it held, from the stream's first
 -- launch to its last start; HTA's get_queue_length_summary averages its change points instead.
 -- That average needs no time series: the area under the queue is the sum of every launch's
 -- wait (its start minus its launch), so the average is that sum over the stream's span.
--- The longest queue: the running sum of +1 at each launch and -1 at each start, taken after all
--- the changes of one instant (a RANGE frame), so a launch and a start at one time never count
--- as two waiting.
-WITH launch_calls AS (
-    SELECT correlationId, start FROM CUPTI_ACTIVITY_KIND_RUNTIME
-    WHERE nameId IN (SELECT id FROM StringIds WHERE value IN (
-        'cudaLaunchKernel', 'cudaLaunchKernelExC', 'cudaMemcpyAsync', 'cudaMemsetAsync'))
-    UNION ALL
-    SELECT correlationId, start FROM CUPTI_ACTIVITY_KIND_DRIVER
-    WHERE nameId IN (SELECT id FROM StringIds WHERE value = 'cuLaunchKernel')
-),
-gpu_work AS (
-    SELECT deviceId, streamId, correlationId, start FROM CUPTI_ACTIVITY_KIND_KERNEL
-    UNION ALL
-    SELECT deviceId, streamId, correlationId, start FROM CUPTI_ACTIVITY_KIND_MEMCPY
-    UNION ALL
-    SELECT deviceId, streamId, correlationId, start FROM CUPTI_ACTIVITY_KIND_MEMSET
-),
-launched AS MATERIALIZED (
-    SELECT work.deviceId, work.streamId, calls.start AS launch_ns, work.start AS start_ns
-    FROM launch_calls AS calls JOIN gpu_work AS work ON work.correlationId = calls.correlationId
+-- The longest queue: the running sum of +1 at each launch and -1 at each start, the starts of
+-- an instant before its launches, so a launch and a start at one time never count as two
+-- waiting (the sum passes through no value above the one after all the instant's changes).
+WITH launched AS MATERIALIZED (
+    SELECT deviceId, streamId, launchStart AS launch_ns, start AS start_ns FROM KERNEL_DETAILS
+    WHERE launchNameId IN (SELECT id FROM StringIds WHERE value IN (
+        'cudaLaunchKernel', 'cudaLaunchKernelExC', 'cuLaunchKernel', 'cudaMemcpyAsync', 'cudaMemsetAsync'))
 ),
 changes AS (
     SELECT deviceId, streamId, launch_ns AS time_ns, 1 AS delta FROM launched
@@ -36,7 +22,7 @@ changes AS (
 longest AS (
     SELECT deviceId, streamId, max(queue_length) AS max_queue_length
     FROM (SELECT deviceId, streamId,
-                 sum(delta) OVER (PARTITION BY deviceId, streamId ORDER BY time_ns RANGE UNBOUNDED PRECEDING)
+                 sum(delta) OVER (PARTITION BY deviceId, streamId ORDER BY time_ns, delta ROWS UNBOUNDED PRECEDING)
                      AS queue_length
           FROM changes)
     GROUP BY deviceId, streamId

@@ -5,24 +5,10 @@
 -- on the device. One row per time the length changes; it holds until the stream's next row.
 -- Changes at the same instant are netted, so a launch and a start at one time never count as
 -- two waiting. (queue_length.sql summarises the same series: keep the two in step.)
-WITH launch_calls AS (
-    SELECT correlationId, start FROM CUPTI_ACTIVITY_KIND_RUNTIME
-    WHERE nameId IN (SELECT id FROM StringIds WHERE value IN (
-        'cudaLaunchKernel', 'cudaLaunchKernelExC', 'cudaMemcpyAsync', 'cudaMemsetAsync'))
-    UNION ALL
-    SELECT correlationId, start FROM CUPTI_ACTIVITY_KIND_DRIVER
-    WHERE nameId IN (SELECT id FROM StringIds WHERE value = 'cuLaunchKernel')
-),
-gpu_work AS (
-    SELECT deviceId, streamId, correlationId, start FROM CUPTI_ACTIVITY_KIND_KERNEL
-    UNION ALL
-    SELECT deviceId, streamId, correlationId, start FROM CUPTI_ACTIVITY_KIND_MEMCPY
-    UNION ALL
-    SELECT deviceId, streamId, correlationId, start FROM CUPTI_ACTIVITY_KIND_MEMSET
-),
-launched AS MATERIALIZED (
-    SELECT work.deviceId, work.streamId, calls.start AS launch_ns, work.start AS start_ns
-    FROM launch_calls AS calls JOIN gpu_work AS work ON work.correlationId = calls.correlationId
+WITH launched AS MATERIALIZED (
+    SELECT deviceId, streamId, launchStart AS launch_ns, start AS start_ns FROM KERNEL_DETAILS
+    WHERE launchNameId IN (SELECT id FROM StringIds WHERE value IN (
+        'cudaLaunchKernel', 'cudaLaunchKernelExC', 'cuLaunchKernel', 'cudaMemcpyAsync', 'cudaMemsetAsync'))
 ),
 changes AS (
     SELECT deviceId, streamId, launch_ns AS time_ns, 1 AS delta FROM launched

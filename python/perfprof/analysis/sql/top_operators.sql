@@ -1,62 +1,50 @@
 -- top_operators: the host ranges of one kind (:type, an ENUM_API_TYPE name: 'op' by default,
 -- 'python_function' for python_hot_spots) per name, those with the most self time first (:top).
 --   self_ns:   total_ns minus the time of the ranges of the same kind directly inside them (same
---              thread). Ranges of other kinds are transparent: an operator's record_function
---              scopes count as its own time, the operators under a Python call as the call's.
+--              thread: PYTORCH_API.typeParentId). Ranges of other kinds are transparent: an
+--              operator's record_function scopes count as its own time, the operators under a
+--              Python call as the call's.
 --   pct:       self_ns over the self time of all ranges of the kind (the time some range of the
 --              kind ran, summed over threads): the rows of all names add up to 100.
 --   median_ns: the middle duration, the mean of the two middle ones for an even count;
 --   stddev_ns: sample standard deviation, NULL for a single call.
+-- The per-call work (ranking for the median, deviations for the spread) is done for the :top
+-- names only.
 WITH ranges AS (
-    SELECT rowid AS id, globalTid AS tid, name AS nameId, startNs AS s, endNs AS e
-    FROM PYTORCH_API
+    SELECT name AS nameId, endNs - startNs AS ns, typeParentId FROM PYTORCH_API
     WHERE type = (SELECT id FROM ENUM_API_TYPE WHERE name = coalesce(:type, 'op'))
 ),
--- Starts (+1) and ends (-1) of each thread's ranges in the order of a call stack: by time; at one
--- instant ends first (a range that ends where the next begins does not hold it), then starts,
--- outermost first, then the ends of zero-length ranges; ends innermost first (the latest start).
--- Equal ranges nest in table order. An end carries its range's duration.
-edges AS (
-    SELECT tid, s AS time, 1 AS phase, -e AS outer_first, id AS tie, 1 AS delta, nameId, NULL AS ns FROM ranges
-    UNION ALL
-    SELECT tid, e, CASE WHEN e > s THEN 0 ELSE 2 END, -s, -id, -1, NULL, e - s FROM ranges
-),
--- open: the ranges open after the edge; after a range's end, its parent (if any) is the last range
--- that started with `open` ranges open, i.e. at the same depth as the end leaves the thread.
-sweep AS (
-    SELECT tid, nameId, ns, sum(delta) OVER w AS open, row_number() OVER w AS position
-    FROM edges
-    WINDOW w AS (PARTITION BY tid ORDER BY time, phase, outer_first, tie ROWS UNBOUNDED PRECEDING)
-),
--- Each end with its parent's name: the name of the latest start at that depth (position and name
--- packed in one integer so that one running max finds both).
-ends AS (
-    SELECT ns, max(position * 4294967296 + nameId) OVER (PARTITION BY tid, open ORDER BY position)
-               % 4294967296 AS parent
-    FROM sweep
-),
+-- The time of the ranges directly inside another of the kind, by that range's name.
 children AS (
-    SELECT parent AS nameId, sum(ns) AS ns FROM ends WHERE ns IS NOT NULL AND parent IS NOT NULL GROUP BY parent
+    SELECT parent.name AS nameId, sum(child.ns) AS ns
+    FROM ranges AS child JOIN PYTORCH_API AS parent ON parent.id = child.typeParentId
+    GROUP BY parent.name
+),
+per_name AS (
+    SELECT r.nameId, count(*) AS count, sum(r.ns) AS total_ns, sum(r.ns) - coalesce(c.ns, 0) AS self_ns,
+           avg(r.ns) AS avg_ns, min(r.ns) AS min_ns, max(r.ns) AS max_ns
+    FROM ranges AS r LEFT JOIN children AS c ON c.nameId = r.nameId
+    GROUP BY r.nameId
+),
+-- pct's window sums over every name: windows are computed before ORDER BY and LIMIT.
+top_names AS MATERIALIZED (
+    SELECT p.*, names.value AS name, 100.0 * p.self_ns / sum(p.self_ns) OVER () AS pct
+    FROM per_name AS p JOIN StringIds AS names ON names.id = p.nameId
+    ORDER BY p.self_ns DESC, name LIMIT coalesce(:top, 10)
 ),
 ranked AS (
-    SELECT nameId, e - s AS ns,
-           row_number() OVER (PARTITION BY nameId ORDER BY e - s) AS k,
-           count(*) OVER (PARTITION BY nameId) AS n,
-           avg(e - s) OVER (PARTITION BY nameId) AS mean
-    FROM ranges
+    SELECT nameId, ns, row_number() OVER (PARTITION BY nameId ORDER BY ns) AS position
+    FROM ranges WHERE nameId IN (SELECT nameId FROM top_names)
 ),
-statistics AS (
-    SELECT nameId, count(*) AS count, sum(ns) AS total_ns, avg(ns) AS avg_ns,
-           avg(ns) FILTER (WHERE k IN ((n + 1) / 2, (n + 2) / 2)) AS median_ns,
-           min(ns) AS min_ns, max(ns) AS max_ns,
-           sqrt(sum((ns - mean) * (ns - mean)) / nullif(count(*) - 1, 0)) AS stddev_ns
-    FROM ranked
-    GROUP BY nameId
+spread AS (
+    -- the middle duration, or the mean of the two middle ones; the standard deviation in two
+    -- passes (deviations from the mean): exact where sum-of-squares formulas cancel
+    SELECT t.nameId,
+           avg(r.ns) FILTER (WHERE r.position IN ((t.count + 1) / 2, (t.count + 2) / 2)) AS median_ns,
+           sqrt(sum((r.ns - t.avg_ns) * (r.ns - t.avg_ns)) / nullif(t.count - 1, 0)) AS stddev_ns
+    FROM ranked AS r JOIN top_names AS t ON t.nameId = r.nameId
+    GROUP BY t.nameId
 )
-SELECT names.value AS name, count, total_ns, total_ns - coalesce(children.ns, 0) AS self_ns, avg_ns, median_ns,
-       min_ns, max_ns, stddev_ns,
-       100.0 * (total_ns - coalesce(children.ns, 0)) / sum(total_ns - coalesce(children.ns, 0)) OVER () AS pct
-FROM statistics JOIN StringIds AS names ON names.id = statistics.nameId
-LEFT JOIN children USING (nameId)
-ORDER BY self_ns DESC, name
-LIMIT coalesce(:top, 10);
+SELECT t.name, t.count, t.total_ns, t.self_ns, t.avg_ns, s.median_ns, t.min_ns, t.max_ns, s.stddev_ns, t.pct
+FROM top_names AS t JOIN spread AS s ON s.nameId = t.nameId
+ORDER BY t.self_ns DESC, t.name;
