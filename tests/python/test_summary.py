@@ -53,6 +53,30 @@ def test_terminal_report_of_a_gpu_run(gpu_run):
     assert "Frequent kernel sequences: no data in this run" in out  # no operator launched the kernels
 
 
+def two_cell_rows(text: str) -> list:
+    """The (first, second) cells of every two-cell table row: an expanded table's lines."""
+    rows = []
+    for line in text.splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("│").split("│")]
+        if len(cells) == 2:
+            rows.append(tuple(cells))
+    return rows
+
+
+def test_a_narrow_terminal_gets_whole_numbers_and_names(gpu_run):
+    analyses = ("-a", "top_kernels", "-a", "comm_comp_overlap")
+    wide = summary(str(gpu_run), *analyses).stdout
+    narrow = summary(str(gpu_run), *analyses, columns=80).stdout
+    assert max(len(line) for line in narrow.splitlines()) <= 80
+    # top_kernels does not fit in 80 columns: one block per kernel, each column's value whole.
+    assert row_of(wide, "gemm")[:4] == ["gemm", "compute", "3", "280.000"]
+    expanded = two_cell_rows(narrow)
+    for pair in (("name", "gemm"), ("count", "3"), ("total (µs)", "280.000"), ("stddev (µs)", "30.551")):
+        assert pair in expanded, pair
+    # comm_comp_overlap fits: the same table as on a wide terminal.
+    assert row_of(narrow, "0") == row_of(wide, "0")
+
+
 def test_top_limits_the_rows_and_analysis_selects_tables(gpu_run):
     result = summary(str(gpu_run), "--top", "2", "-a", "top_kernels", "--format", "csv")
     assert result.returncode == 0, result.stderr

@@ -129,15 +129,56 @@ def to_markdown(tables: Sequence[Table], origin_ns: Optional[int] = None) -> str
     return "\n\n".join(sections) + "\n"
 
 
-def rich_table(table: Table, origin_ns: Optional[int] = None) -> Any:
-    """A rich Table of `table` for the terminal."""
+#: The widest a text column (names) needs to be before it folds its cells onto more lines.
+_TEXT_COLUMN_WIDTH = 24
+
+
+def rich_table(table: Table, origin_ns: Optional[int] = None, width: Optional[int] = None) -> Any:
+    """A rich Table of `table` for a terminal `width` columns wide (default: any width).
+
+    A table whose numbers would not fit on one line each is shown expanded instead, one block
+    of "column  value" lines per row (psql's expanded display): a terminal too narrow for the
+    columns never gets cut numbers or vanished names."""
     from rich.table import Table as RichTable
 
-    shown = RichTable(title=table.title, title_justify="left", title_style="bold")
     columns = display_columns(table, origin_ns)
-    for column in columns:
-        shown.add_column(column.header, justify="right" if column.numeric else "left",
-                         overflow="fold", no_wrap=column.numeric)
-    for row in table.rows:
-        shown.add_row(*(column.render(value) for column, value in zip(columns, row)))
+    rendered = [[column.render(value) for column, value in zip(columns, row)] for row in table.rows]
+    if width is not None and _fitted_width(columns, rendered) > width:
+        return _expanded(table.title, columns, rendered)
+    shown = RichTable(title=table.title, title_justify="left", title_style="bold")
+    for index, column in enumerate(columns):
+        widest = max((len(cells[index]) for cells in rendered), default=0)
+        # Numbers keep their width (the header wraps instead); names fold past a limit.
+        shown.add_column(column.header, justify="right" if column.numeric else "left", overflow="fold",
+                         min_width=widest if column.numeric else min(widest, _TEXT_COLUMN_WIDTH))
+    for cells in rendered:
+        shown.add_row(*cells)
+    return shown
+
+
+def _fitted_width(columns: Sequence[DisplayColumn], rendered: Sequence[Sequence[str]]) -> int:
+    """The narrowest the table can be drawn with whole numbers and readable names: each column
+    as wide as its widest number, or its header's longest word (text columns: up to the fold
+    limit), plus rich's borders (one line per table, three characters per column)."""
+    total = 1
+    for index, column in enumerate(columns):
+        widest = max((len(cells[index]) for cells in rendered), default=0)
+        if not column.numeric:
+            widest = min(widest, _TEXT_COLUMN_WIDTH)
+        total += max(widest, max(len(word) for word in column.header.split())) + 3
+    return total
+
+
+def _expanded(title: str, columns: Sequence[DisplayColumn], rendered: Sequence[Sequence[str]]) -> Any:
+    """`rendered` as one block per row: each column's header beside the row's value."""
+    from rich.table import Table as RichTable
+
+    shown = RichTable(title=title, title_justify="left", title_style="bold", show_header=False)
+    shown.add_column(style="bold", no_wrap=True)
+    shown.add_column(overflow="fold")
+    for number, cells in enumerate(rendered):
+        if number:
+            shown.add_section()
+        for column, cell in zip(columns, cells):
+            shown.add_row(column.header, cell)
     return shown

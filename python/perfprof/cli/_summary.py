@@ -97,6 +97,6 @@ def _print_text(tables: Sequence["Table"], run_path: str, database: str, origin:
     out.print(f"database: {database}", highlight=False)
     for table in tables:
         if table.rows:
-            out.print(rich_table(table, origin))
+            out.print(rich_table(table, origin, width=out.width))
         else:
             out.print(f"[bold]{table.title}[/bold]: no data in this run", highlight=False)
