@@ -1,0 +1,12 @@
+"""Experiments across runs: sweep a script over a grid of configurations, compare runs, and
+aggregate sweep results into dashboard metrics (docs/experiments.md).
+"""
+from __future__ import annotations
+
+from ._results import (FAIL, PASS, RESULTS_FILE, SKIP, STATUSES, TIMEOUT, RunRecord, config_text,
+                       configuration_fingerprint, read_results)
+
+__all__ = [
+    "FAIL", "PASS", "RESULTS_FILE", "SKIP", "STATUSES", "TIMEOUT", "RunRecord", "config_text",
+    "configuration_fingerprint", "read_results",
+]
