@@ -16,7 +16,7 @@ import os
 import runpy
 import sys
 import traceback
-from typing import Callable, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 from ._dynamic_config import DynamicConfig
 from ._options import ProfilerOptions
@@ -60,6 +60,17 @@ class RunOutcome:
     code: int                         # the target's exit code
     run_dirs: List[str]
     plot_failures: List[Exception]    # required auto-plots that failed (--plot-required)
+    steps: int = 0                           # step boundaries the target passed (optimizer steps, dp.step())
+    compile_time_ns: Optional[int] = None    # torch.compile's own compile time, when it compiled
+    peak_device_bytes: Optional[int] = None  # most CUDA memory allocated at once, when CUDA was used
+    peak_host_bytes: Optional[int] = None    # this process's peak resident set
+
+    def report(self) -> Dict[str, Any]:
+        """The outcome as ``perfprof run --run-report`` writes it (JSON-ready)."""
+        return {"exit_code": self.code, "run_dirs": self.run_dirs, "steps": self.steps,
+                "compile_time_ns": self.compile_time_ns,
+                "peak_device_bytes": self.peak_device_bytes, "peak_host_bytes": self.peak_host_bytes,
+                "plot_failures": [str(failure) for failure in self.plot_failures]}
 
 
 def run(target: RunTarget, how: RunProfile) -> RunOutcome:
@@ -84,7 +95,8 @@ def run(target: RunTarget, how: RunProfile) -> RunOutcome:
         code = _execute(target)
     finally:
         dynamic_profile._close()  # writes what the last collection recorded
-    return RunOutcome(code, profiler.run_dirs, profiler.plot_failures())
+    return RunOutcome(code, profiler.run_dirs, profiler.plot_failures(), profiler.step_num, _torch_compile_time_ns(),
+                      _peak_cuda_bytes(), _peak_resident_bytes())
 
 
 def _with_plot_flags(config: DynamicConfig, how: RunProfile) -> DynamicConfig:
@@ -125,6 +137,34 @@ def _execute(target: RunTarget) -> int:
         return 1
     finally:
         sys.argv, sys.path[:] = saved_argv, saved_path
+
+
+def _torch_compile_time_ns() -> Optional[int]:
+    """The time torch.compile spent compiling in this process: TorchDynamo's own timing of each
+    frame's compilation (``_compile.compile_inner``, the backend's compiler included); None when
+    nothing was compiled."""
+    utils = sys.modules.get("torch._dynamo.utils")
+    times = getattr(utils, "compilation_time_metrics", {}).get("_compile.compile_inner") if utils else None
+    return round(sum(times) * 1e9) if times else None
+
+
+def _peak_cuda_bytes() -> Optional[int]:
+    """The most memory PyTorch's CUDA allocator held for tensors at once, over the devices this
+    process used; None when it used none."""
+    torch = sys.modules.get("torch")
+    if torch is None or not torch.cuda.is_initialized():
+        return None
+    return max(torch.cuda.max_memory_allocated(device) for device in range(torch.cuda.device_count()))
+
+
+def _peak_resident_bytes() -> Optional[int]:
+    """This process's peak resident set (getrusage; Linux counts KiB, macOS bytes)."""
+    try:
+        import resource
+    except ImportError:  # Windows
+        return None
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak if sys.platform == "darwin" else peak * 1024
 
 
 def _exit_code(code: object) -> int:

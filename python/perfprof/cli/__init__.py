@@ -121,12 +121,16 @@ def summary(paths: List[str], output_format: str, top: int, names: List[str]) ->
                    "[default: on when the --config file has a \"plot\" configuration, else off].")
 @click.option("--plot-required", is_flag=True,
               help="Exit 1 when auto-plot fails (the target still runs to its end) instead of one warning.")
+@click.option("--run-report", type=click.Path(dir_okay=False, writable=True), default=None,
+              help="Write the run's outcome to this JSON file: exit code, run directories, torch.compile's "
+                   "compile time, peak CUDA and host memory (perfprof sweep reads it).")
 @click.argument("target_and_args", nargs=-1, type=click.UNPROCESSED)
 def run(module: Optional[str], output: str, config_file: Optional[str], steps_on: str,
         schedule_text: Optional[str], activities: Optional[str], record_shapes: bool, profile_memory: bool,
         with_stack: bool, with_flops: bool, with_modules: bool, export_type: Optional[str],
         profiler_level: Optional[str], mstx: bool, gc_detect_threshold: Optional[float], worker_name: Optional[str],
-        no_analyse: bool, auto_plot: Optional[bool], plot_required: bool, target_and_args: List[str]) -> None:
+        no_analyse: bool, auto_plot: Optional[bool], plot_required: bool, run_report: Optional[str],
+        target_and_args: List[str]) -> None:
     """Profile SCRIPT (or -m MODULE) with its ARGS, unchanged; exits with its exit code.
 
     \b
@@ -163,6 +167,8 @@ def run(module: Optional[str], output: str, config_file: Optional[str], steps_on
                          options=_options(activities, profile_flags, experimental),
                          schedule=_schedule(schedule_text), auto_plot=auto_plot, plot_required=plot_required)
     outcome = run_target(target, how)
+    if run_report is not None:
+        _write_run_report(run_report, outcome.report())
     for run_dir in outcome.run_dirs:
         click.echo(f"perfprof: run directory: {run_dir}", err=True)
     if not outcome.run_dirs:
@@ -170,6 +176,17 @@ def run(module: Optional[str], output: str, config_file: Optional[str], steps_on
     for failure in outcome.plot_failures:
         click.echo(f"perfprof: {failure} (--plot-required)", err=True)
     sys.exit(outcome.code or (EXIT_FAILED if outcome.plot_failures else EXIT_OK))
+
+
+def _write_run_report(path: str, report: dict) -> None:
+    """Write `report` as JSON to `path`; a failure is one line on stderr (the run itself is done)."""
+    import json
+
+    try:
+        with open(path, "w", encoding="utf-8") as file:
+            json.dump(report, file)
+    except OSError as error:
+        click.echo(f"perfprof: cannot write the run report {path}: {error}", err=True)
 
 
 def _list(text: Optional[str]) -> Optional[List[str]]:
@@ -223,8 +240,10 @@ def _read_config(path: str):  # type: ignore[no-untyped-def]
 def _register_commands() -> None:
     # Commands in modules of their own; imported last because they use this module's exit codes.
     from .plot import plot
+    from .sweep import sweep
 
     main.add_command(plot)
+    main.add_command(sweep)
 
 
 _register_commands()

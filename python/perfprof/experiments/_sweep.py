@@ -1,0 +1,260 @@
+"""``perfprof sweep``: run a script under ``perfprof run`` once per configuration of a grid, N
+times each, and append what each run measured to ``results.jsonl`` (docs/experiments.md).
+
+Each run is a child process (a crash, a leak or a hang stays in it), given its configuration as
+environment variables and ``{NAME}`` substitutions in its arguments, writing its run directory,
+its output log and a run report (``perfprof run --run-report``) under the sweep's folder.
+"""
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import json
+import os
+import re
+import shlex
+import signal
+import statistics
+import subprocess
+import sys
+import time
+from typing import Callable, Dict, List, Optional, Pattern, Sequence, Set, Tuple
+
+from ._grid import Dimension, configurations, substituted
+from ._results import (FAIL, PASS, RESULTS_FILE, SKIP, TIMEOUT, RunRecord, append_record, config_text,
+                       configuration_fingerprint, read_results)
+
+#: A script exits with this code to skip a configuration it does not support (automake's
+#: convention for a skipped test).
+EXIT_SKIP = 77
+
+#: Lines of a failed run's output kept in its record.
+ERROR_LINES = 20
+
+#: An argument a shell takes as one word as it is ({NAME} placeholders included).
+_PLAIN_WORD = re.compile(r"[\w@%+=:,./{}-]+\Z")
+
+
+@dataclasses.dataclass(frozen=True)
+class SweepPlan:
+    """What to sweep and how."""
+
+    target: str                    # the script's path, or the module's name (is_module)
+    args: List[str]                # its arguments, with {NAME} placeholders
+    output_dir: str
+    dimensions: List[Dimension] = dataclasses.field(default_factory=list)
+    repeats: int = 1
+    is_module: bool = False
+    timeout_s: Optional[float] = None
+    filter: Optional[Pattern[str]] = None  # run only the configurations whose text it matches
+    resume: bool = True
+    warmup_steps: int = 1
+    run_options: List[str] = dataclasses.field(default_factory=list)  # more `perfprof run` options
+
+    @property
+    def workload(self) -> str:
+        """The command as the results name it: ``train.py --batch {batch}``, ``-m pkg.train``
+        (an argument is quoted as a shell would need only when it holds more than a word)."""
+        words = (["-m"] if self.is_module else []) + [self.target, *self.args]
+        return " ".join(word if _PLAIN_WORD.match(word) else shlex.quote(word) for word in words)
+
+    @property
+    def results_path(self) -> str:
+        return os.path.join(self.output_dir, RESULTS_FILE)
+
+
+@dataclasses.dataclass(frozen=True)
+class Job:
+    """One run of one configuration."""
+
+    config: Dict[str, str]
+    repeat: int
+
+    @property
+    def name(self) -> str:
+        return f"{config_text(self.config)} #{self.repeat + 1}"
+
+
+@dataclasses.dataclass
+class SweepOutcome:
+    """What a sweep did: the records it appended, and the runs resume left alone."""
+
+    records: List[RunRecord] = dataclasses.field(default_factory=list)
+    resumed: int = 0
+
+    def count(self, status: str) -> int:
+        return sum(record.status == status for record in self.records)
+
+
+def plan_jobs(plan: SweepPlan) -> Tuple[List[Job], int]:
+    """The runs to do, in order, and how many of the plan's runs resume finds already done (a
+    record with the configuration's fingerprint and repeat number in the results file)."""
+    done: Set[Tuple[str, int]] = set()
+    if plan.resume and os.path.isfile(plan.results_path):
+        done = {(record.fingerprint, record.repeat) for record in read_results([plan.results_path])}
+    jobs, resumed = [], 0
+    for config in configurations(plan.dimensions):
+        if plan.filter is not None and not plan.filter.search(config_text(config)):
+            continue
+        fingerprint = configuration_fingerprint(plan.workload, config)
+        for repeat in range(plan.repeats):
+            if (fingerprint, repeat) in done:
+                resumed += 1
+            else:
+                jobs.append(Job(config, repeat))
+    return jobs, resumed
+
+
+def sweep(plan: SweepPlan, on_start: Optional[Callable[[Job], None]] = None,
+          on_done: Optional[Callable[[RunRecord], None]] = None) -> SweepOutcome:
+    """Run every job of `plan` not done yet, one after the other, appending a record each to
+    ``results.jsonl`` as it ends (a sweep stopped halfway keeps what it finished)."""
+    jobs, resumed = plan_jobs(plan)
+    outcome = SweepOutcome(resumed=resumed)
+    timestamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    for job in jobs:
+        if on_start:
+            on_start(job)
+        record = run_job(plan, job, timestamp)
+        append_record(plan.results_path, record)
+        outcome.records.append(record)
+        if on_done:
+            on_done(record)
+    return outcome
+
+
+def run_job(plan: SweepPlan, job: Job, timestamp: str) -> RunRecord:
+    """Run one job in a child ``perfprof run`` and measure it."""
+    fingerprint = configuration_fingerprint(plan.workload, job.config)
+    run_name = f"{fingerprint}-r{job.repeat}"
+    runs_dir = os.path.join(plan.output_dir, "runs", run_name)
+    log_path = os.path.join(plan.output_dir, "logs", f"{run_name}.log")
+    report_path = os.path.join(runs_dir, "run_report.json")
+    os.makedirs(runs_dir, exist_ok=True)
+    os.makedirs(os.path.dirname(log_path), exist_ok=True)
+    base = RunRecord(workload=plan.workload, config=job.config, timestamp=timestamp, repeat=job.repeat,
+                     status=FAIL, warmup_steps=plan.warmup_steps, fingerprint=fingerprint)
+    started = time.monotonic()
+    code = _run_child(_child_command(plan, job, runs_dir, report_path), _child_environment(job.config),
+                      log_path, plan.timeout_s)
+    wall_s = round(time.monotonic() - started, 3)
+    if code is None:
+        return dataclasses.replace(base, status=TIMEOUT, error=f"timed out after {plan.timeout_s:g} s "
+                                   f"(log: {log_path})", wall_s=wall_s)
+    if code == EXIT_SKIP:
+        return dataclasses.replace(base, status=SKIP, error=f"the script skipped this configuration (exit code "
+                                   f"{EXIT_SKIP}): {_last_lines(log_path, 1)}", wall_s=wall_s)
+    if code != 0:
+        return dataclasses.replace(base, status=FAIL, error=f"exit code {code}:\n{_last_lines(log_path, ERROR_LINES)}",
+                                   wall_s=wall_s)
+    return _measured(base, report_path, log_path, wall_s)
+
+
+def _child_command(plan: SweepPlan, job: Job, runs_dir: str, report_path: str) -> List[str]:
+    target = ["-m", plan.target] if plan.is_module else [plan.target]
+    return [sys.executable, "-m", "perfprof", "run", "--export-type", "text,db", "-o", runs_dir,
+            "--run-report", report_path, *plan.run_options, *target, *substituted(plan.args, job.config)]
+
+
+def _child_environment(config: Dict[str, str]) -> Dict[str, str]:
+    return {**os.environ, **config}
+
+
+def _run_child(command: Sequence[str], environment: Dict[str, str], log_path: str,
+               timeout_s: Optional[float]) -> Optional[int]:
+    """Run `command` with its output in `log_path`; its exit code, or None when it ran past
+    `timeout_s` and was killed with everything it started (its own process group)."""
+    with open(log_path, "w", encoding="utf-8") as log:
+        log.write(f"$ {shlex.join(command)}\n")
+        log.flush()
+        child = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=environment,
+                                 start_new_session=True)
+        try:
+            return child.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            os.killpg(child.pid, signal.SIGKILL)
+            child.wait()
+            return None
+        except BaseException:  # Ctrl-C: the child goes with the sweep
+            os.killpg(child.pid, signal.SIGKILL)
+            child.wait()
+            raise
+
+
+def _last_lines(path: str, count: int) -> str:
+    """The last `count` lines the script wrote (the log's command line and `perfprof run`'s own
+    "perfprof: ..." lines left out)."""
+    with open(path, encoding="utf-8", errors="replace") as file:
+        lines = [line.rstrip("\n") for number, line in enumerate(file)
+                 if number > 0 and line.strip() and not line.startswith("perfprof: ")]
+    return "\n".join(lines[-count:])
+
+
+def _measured(base: RunRecord, report_path: str, log_path: str, wall_s: float) -> RunRecord:
+    """The record of a run that exited 0: its step times from its database, what its report says."""
+    try:
+        with open(report_path, encoding="utf-8") as file:
+            report = json.load(file)
+    except (OSError, ValueError) as error:
+        return dataclasses.replace(base, status=FAIL, error=f"no run report ({error}); log: {log_path}", wall_s=wall_s)
+    run_dirs = list(report.get("run_dirs") or [])
+    steps = _step_times_ns(run_dirs, report.get("steps"))
+    summary = step_statistics(steps, base.warmup_steps)
+    measured = dataclasses.replace(
+        base, status=PASS, step_times_ns=steps, mean_step_ns=summary.mean_step_ns,
+        median_step_ns=summary.median_step_ns, std_step_ns=summary.std_step_ns,
+        compile_time_ns=summary.compile_time_ns, compile_events_ns=report.get("compile_time_ns"),
+        peak_device_bytes=report.get("peak_device_bytes"), peak_host_bytes=report.get("peak_host_bytes"),
+        run_dir=run_dirs[0] if run_dirs else None, wall_s=wall_s)
+    if not steps:
+        return dataclasses.replace(measured, status=SKIP, error="the run recorded no step (no optimizer step; with "
+                                   "--steps-on explicit, no perfprof.dynamic_profile.step() call)")
+    return measured
+
+
+def _step_times_ns(run_dirs: Sequence[str], boundaries: Optional[int]) -> List[int]:
+    """The durations of the recorded steps that a step boundary ended, run directory after run
+    directory. ProfilerStep#N begins at the N-th boundary (#0 at the start), so with `boundaries`
+    in the whole run, #N ended at one when N < boundaries; the last, from the last boundary to the
+    script's end, is no training step and is left out."""
+    from ..analysis import open_run, step_times
+
+    durations: List[int] = []
+    for run_dir in run_dirs:
+        with open_run(run_dir) as run:
+            durations += [int(row["duration_ns"]) for row in step_times(run)
+                          if boundaries is None or row["step"] < boundaries]
+    return durations
+
+
+@dataclasses.dataclass(frozen=True)
+class StepStatistics:
+    """A run's step times summarised (RunRecord's fields of the same names)."""
+
+    mean_step_ns: Optional[float] = None
+    median_step_ns: Optional[float] = None
+    std_step_ns: Optional[float] = None
+    compile_time_ns: Optional[float] = None
+
+
+def step_statistics(steps: Sequence[int], warmup_steps: int) -> StepStatistics:
+    """mean, median and sample standard deviation of the steps after warm-up, and the compile
+    time: the first step's time minus that median (PyTorch/XLA's result analyzer). None where
+    there are too few steps."""
+    steady = list(steps[warmup_steps:])
+    if not steady:
+        return StepStatistics()
+    median = float(statistics.median(steady))
+    return StepStatistics(mean_step_ns=float(statistics.fmean(steady)), median_step_ns=median,
+                          std_step_ns=float(statistics.stdev(steady)) if len(steady) > 1 else None,
+                          compile_time_ns=float(steps[0]) - median if warmup_steps > 0 else None)
+
+
+def compiled_filter(text: Optional[str]) -> Optional[Pattern[str]]:
+    """``--filter``'s regular expression; ``ValueError`` naming it when it does not compile."""
+    if text is None:
+        return None
+    try:
+        return re.compile(text)
+    except re.error as error:
+        raise ValueError(f"--filter {text!r} is not a regular expression: {error}") from None

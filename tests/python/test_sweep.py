@@ -1,0 +1,161 @@
+"""perfprof sweep: a grid of configurations run under perfprof run, one results.jsonl line per run,
+failures recorded while the sweep goes on, resume, timeouts, skips and filters."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from perfprof.experiments import FAIL, PASS, SKIP, TIMEOUT, read_results
+from perfprof.experiments._grid import configurations, parse_grid, substituted
+from perfprof.experiments._sweep import StepStatistics, step_statistics
+
+# A small CPU training loop: BATCH from {BATCH} in its arguments, COMPILE from the environment;
+# batch 0 raises (a configuration that fails).
+TRAIN = textwrap.dedent("""
+    import argparse, os
+    import torch
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--batch", type=int, required=True)
+    args = parser.parse_args()
+    if args.batch == 0:
+        raise RuntimeError("batch 0 is not supported")
+    print("config", os.environ["BATCH"], os.environ["COMPILE"], flush=True)
+    model = torch.nn.Sequential(torch.nn.Linear(16, 16), torch.nn.ReLU(), torch.nn.Linear(16, 1))
+    if os.environ["COMPILE"] == "1":
+        model = torch.compile(model, backend="aot_eager")
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+    for _ in range(3):
+        model(torch.randn(args.batch, 16)).pow(2).mean().backward()
+        optimizer.step()
+        optimizer.zero_grad()
+""")
+
+
+def perfprof(*args: str, cwd: Path, timeout: float = 600) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "perfprof", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def gone_within(pid: int, seconds: float) -> bool:
+    """Whether process `pid` has ended (no such process, or a zombie) within `seconds`."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{pid}/stat") as stat:
+                if stat.read().rsplit(")", 1)[1].split()[0] == "Z":
+                    return True
+        except FileNotFoundError:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def lines_of(path: Path) -> list:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_a_2x2_grid_with_two_repeats_passes_eight_runs_then_resume_runs_nothing(tmp_path):
+    (tmp_path / "train.py").write_text(TRAIN)
+    args = ("sweep", "--grid", "BATCH=4,8", "--grid", "COMPILE=0,1", "--repeat", "2", "-o", "out",
+            "train.py", "--batch", "{BATCH}")
+    result = perfprof(*args, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    results = tmp_path / "out" / "results.jsonl"
+    records = read_results([str(results)])
+    assert [(r.config, r.repeat, r.status) for r in records] == [
+        ({"BATCH": batch, "COMPILE": compile_}, repeat, PASS)
+        for batch in ("4", "8") for compile_ in ("0", "1") for repeat in (0, 1)]
+    assert "8 run(s): 8 PASS, 0 FAIL, 0 TIMEOUT, 0 SKIP" in result.stderr
+    for record in records:
+        assert record.workload == "train.py --batch {BATCH}"
+        assert len({r.timestamp for r in records}) == 1  # one sweep, one timestamp
+        # A run directory per run, its steps: the first (start-up, compilation) and three optimizer steps.
+        assert record.run_dir and os.path.isdir(tmp_path / record.run_dir)
+        assert len(record.step_times_ns) == 3 and record.warmup_steps == 1
+        steady = record.step_times_ns[1:]
+        assert record.mean_step_ns == pytest.approx(sum(steady) / len(steady))
+        assert record.compile_time_ns == pytest.approx(record.step_times_ns[0] - record.median_step_ns)
+        assert record.peak_host_bytes > 10 << 20
+        # torch.compile's own compile time is there exactly when it compiled.
+        assert (record.compile_events_ns is not None) == (record.config["COMPILE"] == "1")
+        # The configuration reached the script: environment and {BATCH}.
+        log = tmp_path / "out" / "logs" / f"{record.fingerprint}-r{record.repeat}.log"
+        assert f"config {record.config['BATCH']} {record.config['COMPILE']}" in log.read_text()
+    assert len({r.fingerprint for r in records}) == 4
+
+    again = perfprof(*args, cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert "resume: 8 run(s) already in" in again.stderr and "0 run(s)" in again.stderr
+    assert len(lines_of(results)) == 8
+
+    fresh = perfprof(*args[:-3], "--no-resume", "--filter", "BATCH=4,COMPILE=0", *args[-3:], cwd=tmp_path)
+    assert fresh.returncode == 0, fresh.stderr
+    appended = read_results([str(results)])[8:]
+    assert [(r.config, r.status) for r in appended] == [({"BATCH": "4", "COMPILE": "0"}, PASS)] * 2
+    assert appended[0].timestamp >= records[0].timestamp
+
+
+def test_a_configuration_that_raises_is_recorded_fail_and_the_sweep_goes_on(tmp_path):
+    (tmp_path / "train.py").write_text(TRAIN)
+    result = perfprof("sweep", "--grid", "BATCH=0,4", "--grid", "COMPILE=0", "-o", "out", "train.py",
+                      "--batch", "{BATCH}", cwd=tmp_path)
+    assert result.returncode == 1  # a run failed
+    failed, passed = read_results([str(tmp_path / "out" / "results.jsonl")])
+    assert failed.status == FAIL and failed.config == {"BATCH": "0", "COMPILE": "0"}
+    assert failed.error.startswith("exit code 1:") and "RuntimeError: batch 0 is not supported" in failed.error
+    assert failed.step_times_ns == [] and failed.mean_step_ns is None
+    assert passed.status == PASS and passed.config["BATCH"] == "4"
+    assert "1 FAIL" in result.stderr
+
+
+def test_timeout_kills_the_run_and_exit_77_skips_it(tmp_path):
+    (tmp_path / "slow.py").write_text(textwrap.dedent("""
+        import os, subprocess, sys, time
+        if os.environ["MODE"] == "skip":
+            print("needs a GPU")
+            sys.exit(77)
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+        open("child.pid", "w").write(str(child.pid))
+        time.sleep(600)
+    """))
+    result = perfprof("sweep", "--grid", "MODE=skip,hang", "--timeout", "5", "-o", "out", "slow.py", cwd=tmp_path,
+                      timeout=120)
+    assert result.returncode == 1
+    skipped, hung = read_results([str(tmp_path / "out" / "results.jsonl")])
+    assert skipped.status == SKIP and "exit code 77" in skipped.error and "needs a GPU" in skipped.error
+    assert hung.status == TIMEOUT and hung.error.startswith("timed out after 5 s")
+    # What the run started went with it (killed with its process group: gone, or a zombie
+    # waiting for init to reap it, within moments).
+    assert gone_within(int((tmp_path / "child.pid").read_text()), seconds=10)
+
+
+def test_bad_options_are_usage_errors_naming_the_problem(tmp_path):
+    for grid, message in (("BATCH", "is not NAME=VALUE"), ("1X=1,2", "environment variable's name"),
+                          ("B=1,,2", "empty value"), ("B=1,1", "repeats a value")):
+        result = perfprof("sweep", "--grid", grid, "-o", "out", "train.py", cwd=tmp_path)
+        assert result.returncode == 2 and message in result.stderr, (grid, result.stderr)
+    result = perfprof("sweep", "--filter", "(", "train.py", cwd=tmp_path)
+    assert result.returncode == 2 and "--filter '(' is not a regular expression" in result.stderr
+
+
+def test_grid_expansion_substitution_and_statistics():
+    dimensions = parse_grid(["A=1,2", "B=x,y,z"])
+    assert configurations(dimensions) == [{"A": a, "B": b} for a in "12" for b in "xyz"]
+    assert configurations([]) == [{}]
+    with pytest.raises(ValueError, match="given twice"):
+        parse_grid(["A=1", "A=2"])
+    assert substituted(["--a", "{A}", "{A}-{B}", "{C}", "{{A}}"], {"A": "1", "B": "x"}) == [
+        "--a", "1", "1-x", "{C}", "{1}"]
+    # Steps 900, then 100, 300, 200: after one warm-up step mean 200, median 200, stdev 100.
+    assert step_statistics([900, 100, 300, 200], 1) == StepStatistics(mean_step_ns=200.0, median_step_ns=200.0,
+                                                                      std_step_ns=100.0, compile_time_ns=700.0)
+    assert step_statistics([900], 1) == StepStatistics()
+    assert step_statistics([5, 7], 0).compile_time_ns is None
