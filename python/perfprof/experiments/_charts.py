@@ -4,7 +4,7 @@ or by plotext (text for the terminal). matplotlib and plotext are imported only 
 from __future__ import annotations
 
 import dataclasses
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Callable, List, Optional, Sequence
 
 from ._aggregate import Aggregation, SeriesMetrics, instant
@@ -96,7 +96,7 @@ def draw_chart(chart: Chart, path: str, image_format: str = "png") -> None:
         axes.set_xlabel(chart.x_label)
         axes.set_ylabel(chart.y_label)
         if chart.time_axis:
-            _date_axis(axes)
+            _date_axis(axes, [moment for line in chart.lines for moment in line.x])
         else:
             axes.xaxis.get_major_locator().set_params(integer=True)
         if chart.lines:
@@ -118,10 +118,16 @@ def _draw_line(axes: Any, line: Line, label: str) -> None:
             axes.plot(line.x, edge, color=colour, linewidth=0.8, linestyle="--")
 
 
-def _date_axis(axes: Any) -> None:
-    """Dates that stay readable whatever the span: matplotlib's concise formatter."""
+def _date_axis(axes: Any, moments: Sequence[datetime]) -> None:
+    """Dates that stay readable whatever the span: matplotlib's concise formatter; a single sweep
+    is one labelled tick in the middle (the locator would spread it over years)."""
     import matplotlib.dates as mdates
 
+    if len(set(moments)) == 1:
+        (moment,) = set(moments)
+        axes.set_xlim(moment - timedelta(hours=12), moment + timedelta(hours=12))
+        axes.set_xticks([moment], [f"{moment:%Y-%m-%d %H:%M}"])
+        return
     locator = mdates.AutoDateLocator(maxticks=8)
     axes.xaxis.set_major_locator(locator)
     axes.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator, tz=locator.tz))
