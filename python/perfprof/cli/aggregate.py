@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, List, Optional
 
 import click
 
+from ..experiments._charts import CHART_REPORTS
 from . import EXIT_FAILED, EXIT_OK
 
 if TYPE_CHECKING:
@@ -15,7 +16,7 @@ if TYPE_CHECKING:
 
     from ..experiments._aggregate import Aggregation, Baseline
 
-REPORTS = ("speedup", "histogram", "latest", "table")
+REPORTS = (*CHART_REPORTS, "table")
 FORMATS = ("csv", "png", "svg", "ascii")
 
 
@@ -125,24 +126,31 @@ def _print_table(aggregation: "Aggregation") -> None:
     console = Console(highlight=False)
     headings = [column.heading for column in METRIC_COLUMNS]
     rows = [[column.text(metrics) for column in METRIC_COLUMNS] for metrics in aggregation.metrics]
-    widest = [max((len(row[index]) for row in rows), default=0) for index in range(len(headings))]
-    title = f"perfprof aggregate (baseline: {aggregation.baseline})"
-    for widths in ([max(len(heading), cells) for heading, cells in zip(headings, widest)],
-                   [max([cells] + [len(word) for word in heading.split()]) for heading, cells in zip(headings, widest)]):
-        if 1 + sum(width + 3 for width in widths) <= console.width:  # rich's borders and padding: 3 a column
-            table = Table(title=title)
-            for index, (heading, width) in enumerate(zip(headings, widths)):
-                table.add_column(heading, justify="left" if index < 2 else "right", width=width)
-            for row in rows:
-                table.add_row(*row)
-            console.print(table)
-            return
-    table = Table(title=title, show_header=False)
-    table.add_column(style="bold", no_wrap=True)
-    table.add_column(overflow="fold")
-    for number, row in enumerate(rows):
-        if number:
-            table.add_section()
-        for heading, cell in zip(headings, row):
-            table.add_row(heading, cell)
+    widths = _fitting_widths(headings, rows, console.width)
+    table = Table(title=f"perfprof aggregate (baseline: {aggregation.baseline})", show_header=widths is not None)
+    if widths is not None:
+        for index, (heading, width) in enumerate(zip(headings, widths)):
+            table.add_column(heading, justify="left" if index < 2 else "right", width=width)
+        for row in rows:
+            table.add_row(*row)
+    else:
+        table.add_column(style="bold", no_wrap=True)
+        table.add_column(overflow="fold")
+        for number, row in enumerate(rows):
+            if number:
+                table.add_section()
+            for heading, cell in zip(headings, row):
+                table.add_row(heading, cell)
     console.print(table)
+
+
+def _fitting_widths(headings: List[str], rows: List[List[str]], width: int) -> Optional[List[int]]:
+    """Column widths that fit `width`: whole headings if they fit, else headings wrapped at their
+    words; the values are never cut. None when even the wrapped headings do not fit."""
+    widest = [max((len(row[index]) for row in rows), default=0) for index in range(len(headings))]
+    whole = [max(len(heading), cells) for heading, cells in zip(headings, widest)]
+    wrapped = [max([cells] + [len(word) for word in heading.split()]) for heading, cells in zip(headings, widest)]
+    for widths in (whole, wrapped):
+        if 1 + sum(column + 3 for column in widths) <= width:  # rich's borders and padding: 3 a column
+            return widths
+    return None

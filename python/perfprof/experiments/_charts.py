@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 from datetime import datetime, timedelta
-from typing import Any, Callable, List, Optional, Sequence
+from typing import Any, List, Optional, Sequence
 
 from ._aggregate import Aggregation, SeriesMetrics, instant
 
@@ -45,32 +45,27 @@ def chart_of(aggregation: Aggregation, report: str) -> Chart:
     against = f"against {aggregation.baseline}" if aggregation.baseline_series else f"baseline: {aggregation.baseline}"
     if report == "speedup":
         return Chart(f"Geomean speedup per series ({against})", "sweep (UTC)", "geomean speedup",
-                     [_over_time(aggregation, series, lambda m: m.geomean_speedup) for series in aggregation.series],
+                     [_over_time(aggregation, series, "geomean_speedup") for series in aggregation.series],
                      time_axis=True)
     if report == "histogram":
         return Chart(f"Speedup percentiles p5, p50, p95 per series ({against})", "sweep (UTC)",
                      "speedup (line: p50, band: p5 to p95)",
-                     [_percentiles(aggregation, series) for series in aggregation.series], time_axis=True)
+                     [_over_time(aggregation, series, "p50_speedup", band=True) for series in aggregation.series],
+                     time_axis=True)
     if report == "latest":
         return Chart(f"Speedups at each series' latest sweep, ascending ({against})", "workload number", "speedup",
                      [_latest(aggregation, metrics) for metrics in aggregation.latest_metrics()], time_axis=False)
     raise ValueError(f"{report!r} is not a chart report; the charts are {', '.join(CHART_REPORTS)}")
 
 
-def _points(aggregation: Aggregation, series: str) -> List[SeriesMetrics]:
-    """The sweeps of `series` that have speedups."""
-    return [m for m in aggregation.metrics if m.series == series and m.geomean_speedup is not None]
+def _over_time(aggregation: Aggregation, series: str, field: str, band: bool = False) -> Line:
+    """`series`' SeriesMetrics `field` at each sweep that has speedups; with `band`, p5 and p95 too."""
+    points = [m for m in aggregation.metrics if m.series == series and m.workloads]
 
-
-def _over_time(aggregation: Aggregation, series: str, value: Callable[[SeriesMetrics], Any]) -> Line:
-    points = _points(aggregation, series)
-    return Line(series, [instant(m.timestamp) for m in points], [value(m) for m in points])
-
-
-def _percentiles(aggregation: Aggregation, series: str) -> Line:
-    points = _points(aggregation, series)
-    return Line(series, [instant(m.timestamp) for m in points], [float(m.p50_speedup or 0) for m in points],
-                low=[float(m.p5_speedup or 0) for m in points], high=[float(m.p95_speedup or 0) for m in points])
+    def values(name: str) -> List[float]:
+        return [float(getattr(m, name)) for m in points]  # never None: the sweeps have speedups
+    return Line(series, [instant(m.timestamp) for m in points], values(field),
+                low=values("p5_speedup") if band else None, high=values("p95_speedup") if band else None)
 
 
 def _latest(aggregation: Aggregation, metrics: SeriesMetrics) -> Line:
