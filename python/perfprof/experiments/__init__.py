@@ -5,8 +5,14 @@ from __future__ import annotations
 
 from ._results import (FAIL, PASS, RESULTS_FILE, SKIP, STATUSES, TIMEOUT, RunRecord, config_text,
                        configuration_fingerprint, read_results)
+from ._aggregate import (METRIC_COLUMNS, Aggregation, Baseline, BaselineError, Flag, SeriesMetrics, Speedup,
+                         aggregate, check_thresholds, parse_baseline, write_csvs)
+from ._charts import CHART_REPORTS, Chart, ascii_chart, chart_of, draw_chart
 
 __all__ = [
     "FAIL", "PASS", "RESULTS_FILE", "SKIP", "STATUSES", "TIMEOUT", "RunRecord", "config_text",
     "configuration_fingerprint", "read_results",
+    "METRIC_COLUMNS", "Aggregation", "Baseline", "BaselineError", "Flag", "SeriesMetrics", "Speedup", "aggregate",
+    "check_thresholds", "parse_baseline", "write_csvs",
+    "CHART_REPORTS", "Chart", "ascii_chart", "chart_of", "draw_chart",
 ]

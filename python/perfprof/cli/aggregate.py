@@ -1,0 +1,156 @@
+"""``perfprof aggregate``: dashboard metrics over sweep results files (docs/experiments.md)."""
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from typing import TYPE_CHECKING, List, Optional
+
+import click
+
+from ..experiments._charts import CHART_REPORTS
+from . import EXIT_FAILED, EXIT_OK
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from ..experiments._aggregate import Aggregation, Baseline
+
+REPORTS = (*CHART_REPORTS, "table")
+FORMATS = ("csv", "png", "svg", "ascii")
+
+
+def _baseline(ctx: click.Context, param: click.Parameter, value: str) -> "Baseline":
+    from ..experiments._aggregate import parse_baseline
+
+    try:
+        return parse_baseline(value)
+    except ValueError as error:
+        raise click.BadParameter(str(error), ctx=ctx, param=param) from None
+
+
+@click.command()
+@click.argument("results", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
+@click.option("--baseline", default="oldest", show_default=True, callback=_baseline,
+              metavar="oldest|latest|NAME=VALUE[,NAME=VALUE]",
+              help="What speedups are relative to: each configuration's oldest (or latest) sweep, or the "
+                   "series whose grid values NAME are VALUE (the NAMEs are then the compared dimensions).")
+@click.option("--report", type=click.Choice(REPORTS), default="speedup", show_default=True,
+              help="speedup: geomean per series over time; histogram: p5/p50/p95 over time; latest: the "
+                   "latest sweep's speedups, ascending; table: every metric per series and sweep.")
+@click.option("--format", "output_format", type=click.Choice(FORMATS), default="csv", show_default=True,
+              help="csv: only the CSV files; png, svg: the report's chart as a file too; ascii: the chart "
+                   "(or table) in the terminal.")
+@click.option("-o", "--output-dir", type=click.Path(file_okay=False), default=None,
+              help="Where metric_report.csv, speedups.csv and charts go [default: the first results file's folder].")
+@click.option("--min-speedup", type=float, default=0.95, show_default=True,
+              help="Flag a series whose latest geomean speedup is below this.")
+@click.option("--min-compression", type=float, default=0.9, show_default=True,
+              help="Flag a series whose latest peak-memory compression ratio is below this.")
+@click.option("--min-pass-rate", type=click.FloatRange(0, 100), default=90.0, show_default=True,
+              help="Flag a series whose latest pass rate (percent) is below this.")
+def aggregate(results: List[str], baseline: "Baseline", report: str, output_format: str, output_dir: Optional[str],
+              min_speedup: float, min_compression: float, min_pass_rate: float) -> None:
+    """Aggregate sweep RESULTS files (results.jsonl) into dashboard metrics: per series and sweep,
+    the geomean and p5/p50/p95 of the workloads' speedups, the pass rate, the mean compilation
+    time and the peak-memory compression ratio.
+
+    \b
+    perfprof aggregate sweeps/*/results.jsonl                       # CSVs beside the first file
+    perfprof aggregate results.jsonl --baseline compile=0 --report table --format ascii
+    perfprof aggregate results.jsonl --report latest --format png -o dashboard
+
+    Writes metric_report.csv and speedups.csv, and the chart the format asks for (the table
+    report is printed whatever the format). Each series' latest sweep is checked against the
+    thresholds; a FLAG line on stderr names each one below, and the exit code is then 1.
+    """
+    from rich.console import Console
+
+    from ..experiments._aggregate import BaselineError, aggregate as aggregate_records, check_thresholds, write_csvs
+    from ..experiments._results import read_results
+
+    err = Console(stderr=True, markup=False, highlight=False, soft_wrap=True)
+    try:
+        aggregation = aggregate_records(read_results(results), baseline)
+    except BaselineError as error:
+        raise click.BadParameter(str(error), param_hint="--baseline") from None
+    except ValueError as error:
+        raise click.ClickException(str(error)) from None
+    if aggregation.unplaced:
+        err.print(f"left out {aggregation.unplaced} record(s) whose configuration lacks one of "
+                  f"{', '.join(baseline.names)}")
+    directory = output_dir or os.path.dirname(os.path.abspath(results[0]))
+    written = write_csvs(aggregation, directory) + _show(aggregation, report, output_format, directory, err)
+    for path in written:
+        if output_format == "ascii" or report == "table":  # stdout holds the chart or table
+            err.print(f"wrote {path}")
+        else:
+            click.echo(path)
+    for metrics in aggregation.latest_metrics():
+        if metrics.left_out:
+            err.print(f"series={metrics.series} at {metrics.timestamp}: left out: {metrics.left_out} "
+                      "workload(s) without a PASS sample or a baseline")
+    flags = check_thresholds(aggregation, min_speedup, min_compression, min_pass_rate)
+    for flag in flags:
+        err.print(str(flag))
+    sys.exit(EXIT_FAILED if flags else EXIT_OK)
+
+
+def _show(aggregation: "Aggregation", report: str, output_format: str, output_dir: str, err: "Console") -> List[str]:
+    """Draw or print the report as `output_format` asks; the paths of the files drawn."""
+    from ..experiments._charts import ascii_chart, chart_of, draw_chart
+
+    if report == "table":
+        if output_format in ("png", "svg"):
+            err.print(f"--report table draws no {output_format}: the table is printed, and is metric_report.csv")
+        _print_table(aggregation)
+        return []
+    if output_format == "ascii":
+        size = shutil.get_terminal_size()
+        click.echo(ascii_chart(chart_of(aggregation, report), size.columns, max(15, min(30, size.lines - 4))))
+    elif output_format in ("png", "svg"):
+        path = os.path.join(output_dir, f"{report}.{output_format}")
+        draw_chart(chart_of(aggregation, report), path, output_format)
+        return [path]
+    return []
+
+
+def _print_table(aggregation: "Aggregation") -> None:
+    """The metrics as a rich table (headings wrapped when the terminal is narrow), or one block of
+    "heading  value" lines per row when even then the values do not fit (as ``perfprof summary``)."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from ..experiments._aggregate import METRIC_COLUMNS
+
+    console = Console(highlight=False)
+    headings = [column.heading for column in METRIC_COLUMNS]
+    rows = [[column.text(metrics) for column in METRIC_COLUMNS] for metrics in aggregation.metrics]
+    widths = _fitting_widths(headings, rows, console.width)
+    table = Table(title=f"perfprof aggregate (baseline: {aggregation.baseline})", show_header=widths is not None)
+    if widths is not None:
+        for index, (heading, width) in enumerate(zip(headings, widths)):
+            table.add_column(heading, justify="left" if index < 2 else "right", width=width)
+        for row in rows:
+            table.add_row(*row)
+    else:
+        table.add_column(style="bold", no_wrap=True)
+        table.add_column(overflow="fold")
+        for number, row in enumerate(rows):
+            if number:
+                table.add_section()
+            for heading, cell in zip(headings, row):
+                table.add_row(heading, cell)
+    console.print(table)
+
+
+def _fitting_widths(headings: List[str], rows: List[List[str]], width: int) -> Optional[List[int]]:
+    """Column widths that fit `width`: whole headings if they fit, else headings wrapped at their
+    words; the values are never cut. None when even the wrapped headings do not fit."""
+    widest = [max((len(row[index]) for row in rows), default=0) for index in range(len(headings))]
+    whole = [max(len(heading), cells) for heading, cells in zip(headings, widest)]
+    wrapped = [max([cells] + [len(word) for word in heading.split()]) for heading, cells in zip(headings, widest)]
+    for widths in (whole, wrapped):
+        if 1 + sum(column + 3 for column in widths) <= width:  # rich's borders and padding: 3 a column
+            return widths
+    return None
