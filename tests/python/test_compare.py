@@ -54,10 +54,11 @@ def profiled_run(folder: Path, sleep_ms: float) -> str:
     """A run directory of ACTIVE_STEPS recorded steps (after one warm-up step) with a database."""
     step_work(0)  # the first calls (the custom operator's dispatch set-up) outside the recording
     config = perfprof.ExperimentalConfig(export_type=["text", "db"])
-    with perfprof.profile(activities=[perfprof.ProfilerActivity.CPU], experimental_config=config,
-                          profile_memory=True,
-                          schedule=perfprof.schedule(wait=0, warmup=1, active=ACTIVE_STEPS, repeat=1),
-                          on_trace_ready=perfprof.tensorboard_trace_handler(str(folder))) as prof:
+    prof = perfprof.profile(activities=[perfprof.ProfilerActivity.CPU], experimental_config=config,
+                            profile_memory=True,
+                            schedule=perfprof.schedule(wait=0, warmup=1, active=ACTIVE_STEPS, repeat=1),
+                            on_trace_ready=perfprof.tensorboard_trace_handler(str(folder)))
+    with prof:
         for _ in range(1 + ACTIVE_STEPS):
             step_work(sleep_ms)
             prof.step()
@@ -113,7 +114,7 @@ def test_terminal_report_names_the_sections_and_the_slowed_operator_first(runs):
     result = invoke(runs["base"], runs["new"])
     assert result.exit_code == 0, result.output
     out = result.stdout
-    assert "Steps: step time" in out and "Memory: peak per category" in out
+    assert "Steps: time per step" in out and "Memory: peak per category" in out
     assert "Kernels: device time per kernel name: no GPU work" in out
     operators = out[out.index("Operators:"):]
     rows = [line for line in operators.splitlines() if line.startswith("│")]

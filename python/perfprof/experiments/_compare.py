@@ -65,7 +65,7 @@ class SectionSpec:
 
 
 STEPS = SectionSpec(
-    "steps", f"Steps: step time (mean and median leave out the first step when a run has {WARMUP_MIN_STEPS} or more)",
+    "steps", "Steps: time per step; mean and median after warm-up",
     ("step",), ("duration_ns",), "duration_ns", "no steps")
 OPERATORS = SectionSpec(
     "operators", "Operators: host time per operator name (self: minus the operators they called)",
