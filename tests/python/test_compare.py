@@ -30,7 +30,7 @@ from perfprof.experiments._compare import OPERATORS, _section
 main.add_command(compare)
 
 SLOW_OP = "perfprof_compare_test::slow"
-SLEEP_MS = 20
+SLEEP_MS = 100  # per step: 300 ms over the recorded steps, far above what scheduling on a loaded machine adds
 ACTIVE_STEPS = 3
 
 
@@ -99,7 +99,7 @@ def test_the_slowed_operator_is_the_top_regression_and_the_threshold_sets_the_ex
     assert f"new ({runs['new']}): mean step" in result.stderr and "above base's" in result.stderr
     operators = csv_sections(result.stdout)["operators"]
     first = operators[0]
-    assert first["name"] == SLOW_OP
+    assert first["name"] == SLOW_OP, operators[:3]
     assert int(first["new_diff_ns"]) > ACTIVE_STEPS * SLEEP_MS * 1e6 * 0.9
     assert float(first["new_ratio"]) > 1
     diffs = [int(row["new_diff_ns"]) for row in operators]
@@ -119,7 +119,7 @@ def test_terminal_report_names_the_sections_and_the_slowed_operator_first(runs):
     operators = out[out.index("Operators:"):]
     rows = [line for line in operators.splitlines() if line.startswith("│")]
     assert rows[0].split("│")[1].strip() == SLOW_OP
-    assert "new diff (ms)" in operators and "new ratio" in operators
+    assert "new diff (" in operators and "new ratio" in operators
 
 
 def test_steps_equal_step_time_and_the_mean_leaves_out_the_warmup_step(runs):
@@ -240,7 +240,7 @@ def test_csv_and_markdown_parse(runs):
         assert f"\n{heading}" in "\n" + markdown, heading
     assert "_no GPU work_" in markdown
     table = [line for line in markdown[markdown.index("## Operators"):].splitlines() if line.startswith("|")]
-    assert table[0].startswith("| name | base count | base total (ms) |")
+    assert table[0].startswith("| name | base count | base total (")
     assert table[2].startswith(f"| {SLOW_OP} |")
 
 
