@@ -222,6 +222,11 @@ def test_a_sweep_entry_names_its_run(runs, tmp_path):
         resolve_run(f"{results}:{fingerprint}:0")
     with pytest.raises(CompareError, match="no configuration with fingerprint ffff"):
         resolve_run(f"{results}:ffff")
+    gone = RunRecord("train.py", {}, "2026-11-23T10:00:00Z", 0, PASS, run_dir=str(tmp_path / "deleted_run"))
+    with results.open("a") as file:
+        file.write(gone.to_json() + "\n")
+    with pytest.raises(CompareError, match="its run directory .*deleted_run does not exist"):
+        resolve_run(f"{results}:{gone.fingerprint}")
 
     result = invoke(runs["base"], f"{results}:{fingerprint}", "--csv")
     assert result.exit_code == 0, result.output
@@ -257,6 +262,11 @@ def test_errors_name_the_run_and_bad_options_are_usage_errors(runs, tmp_path):
     connection.close()
     result = invoke(str(stepless), runs["new"])
     assert result.exit_code == 1 and "no steps" in result.stderr and str(stepless) in result.stderr
+
+    garbage = tmp_path / "garbage.db"
+    garbage.write_text("not SQLite")
+    result = invoke(runs["base"], str(garbage))
+    assert result.exit_code == 1 and f"{garbage}: not a readable perfprof database" in result.stderr
 
     for bad in ("fast", "-5", "5%%"):
         result = invoke(runs["base"], runs["new"], "--fail-if-slower", bad)

@@ -1,7 +1,6 @@
 """``perfprof compare``: a base run against one or more new runs (docs/experiments.md#perfprof-compare)."""
 from __future__ import annotations
 
-import sqlite3
 import sys
 from typing import TYPE_CHECKING, Any, List, Optional
 
@@ -60,10 +59,8 @@ def compare(base: str, new: List[str], top: int, as_csv: bool, as_markdown: bool
         raise click.UsageError("--csv and --markdown cannot be used together")
     try:
         comparison = compare_runs(base, new, top)
-    except (OSError, CompareError, ValueError) as error:
+    except (OSError, CompareError, ValueError) as error:  # CompareError: also an unreadable database
         raise click.ClickException(str(error)) from None
-    except sqlite3.Error as error:  # a corrupt or foreign database file
-        raise click.ClickException(f"not a readable perfprof database: {error}") from None
     if as_csv:
         click.echo(comparison.to_csv(), nl=False)
     elif as_markdown:

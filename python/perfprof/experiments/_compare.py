@@ -13,6 +13,7 @@ import dataclasses
 import io
 import os
 import re
+import sqlite3
 import statistics
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
 
@@ -216,9 +217,11 @@ def resolve_run(reference: str) -> str:
     record = _sweep_record(read_results([results]), entry["fingerprint"], entry["repeat"], reference)
     if not record.run_dir:
         raise CompareError(f"{reference}: repeat {record.repeat} ({record.status}) recorded no run directory")
-    if os.path.isabs(record.run_dir) or os.path.exists(record.run_dir):
-        return record.run_dir
-    return os.path.join(os.path.dirname(os.path.abspath(results)), record.run_dir)
+    found = record.run_dir if os.path.isabs(record.run_dir) or os.path.exists(record.run_dir) \
+        else os.path.join(os.path.dirname(os.path.abspath(results)), record.run_dir)
+    if not os.path.exists(found):
+        raise CompareError(f"{reference}: its run directory {found} does not exist")
+    return found
 
 
 def _sweep_record(records: Sequence[RunRecord], fingerprint: str, repeat: Optional[str], reference: str) -> RunRecord:
@@ -244,21 +247,30 @@ def _read_run(label: str, reference: str) -> Tuple[ComparedRun, Dict[str, Dict[K
     """One run's summary and its rows per section (keys to measure values)."""
     from ..analysis import open_run
 
-    with open_run(resolve_run(reference)) as database:
-        steps = {(str(row["step"]),): (row["duration_ns"],) for row in database.query("step_times", "Step times")}
-        if not steps:
-            raise CompareError(f"{reference}: the run recorded no steps ({database.path} has no STEP_TIME rows); "
-                               "profile with a schedule and call prof.step() once per step")
-        durations = [values[0] for values in steps.values()]
-        warmup = 1 if len(durations) >= WARMUP_MIN_STEPS else 0
-        run = ComparedRun(label, reference, database.path, len(durations), warmup,
-                          statistics.mean(durations[warmup:]), statistics.median(durations[warmup:]))
-        data = {
-            STEPS.name: {("mean",): (run.mean_step_ns,), ("median",): (run.median_step_ns,), **steps},
-            OPERATORS.name: _rows(database, "compare_operators", OPERATORS),
-            KERNELS.name: _rows(database, "compare_kernels", KERNELS),
-            MEMORY.name: _rows(database, "memory_peaks", MEMORY, keys=("deviceType", "category")),
-        }
+    try:
+        with open_run(resolve_run(reference)) as database:
+            return _read_database(label, reference, database)
+    except sqlite3.Error as error:  # a corrupt database, or one of another tool
+        raise CompareError(f"{reference}: not a readable perfprof database: {error}") from None
+
+
+def _read_database(label: str, reference: str,
+                   database: "RunDatabase") -> Tuple[ComparedRun, Dict[str, Dict[Key, Values]]]:
+    """The summary and section rows of the run `reference` from its open database."""
+    steps = {(str(row["step"]),): (row["duration_ns"],) for row in database.query("step_times", "Step times")}
+    if not steps:
+        raise CompareError(f"{reference}: the run recorded no steps ({database.path} has no STEP_TIME rows); "
+                           "profile with a schedule and call prof.step() once per step")
+    durations = [values[0] for values in steps.values()]
+    warmup = 1 if len(durations) >= WARMUP_MIN_STEPS else 0
+    run = ComparedRun(label, reference, database.path, len(durations), warmup,
+                      statistics.mean(durations[warmup:]), statistics.median(durations[warmup:]))
+    data = {
+        STEPS.name: {("mean",): (run.mean_step_ns,), ("median",): (run.median_step_ns,), **steps},
+        OPERATORS.name: _rows(database, "compare_operators", OPERATORS),
+        KERNELS.name: _rows(database, "compare_kernels", KERNELS),
+        MEMORY.name: _rows(database, "memory_peaks", MEMORY, keys=("deviceType", "category")),
+    }
     return run, data
 
 
