@@ -32,9 +32,29 @@ class DisplayColumn:
     numeric: bool
 
 
-def display_columns(table: Table, origin_ns: Optional[int] = None) -> List[DisplayColumn]:
-    """How each column of `table` is shown to a person; `origin_ns` is the run's window start."""
-    return [_display_column(name, table.column(name), origin_ns) for name in table.columns]
+def display_columns(table: Table, origin_ns: Optional[int] = None, shared_units: bool = False) -> List[DisplayColumn]:
+    """How each column of `table` is shown to a person; `origin_ns` is the run's window start.
+    With `shared_units`, all duration columns get one time unit and all byte columns one size
+    unit, chosen from the largest value among them (columns read side by side, as compared runs)."""
+    pooled = _pooled_values(table) if shared_units else {}
+    return [_display_column(name, pooled.get(_pool_of(name), table.column(name)), origin_ns)
+            for name in table.columns]
+
+
+def _pool_of(column: str) -> Optional[str]:
+    """The unit a column shares its scale with under shared_units: durations and bytes."""
+    unit = unit_of(column)
+    return unit if unit == "bytes" or (unit == "ns" and not is_timestamp(column)) else None
+
+
+def _pooled_values(table: Table) -> Dict[Optional[str], List[Any]]:
+    """The values of every duration column together, and of every byte column."""
+    pooled: Dict[Optional[str], List[Any]] = {}
+    for name in table.columns:
+        pool = _pool_of(name)
+        if pool is not None:
+            pooled.setdefault(pool, []).extend(table.column(name))
+    return pooled
 
 
 def unit_of(column: str) -> Optional[str]:
@@ -111,15 +131,16 @@ def to_json(tables: Sequence[Table], about: Dict[str, Any], indent: Optional[int
     return json.dumps(document, indent=indent)
 
 
-def to_markdown(tables: Sequence[Table], origin_ns: Optional[int] = None) -> str:
-    """Each table as a Markdown section: ``## title`` and a pipe table (or a line saying it is empty)."""
+def to_markdown(tables: Sequence[Table], origin_ns: Optional[int] = None, shared_units: bool = False) -> str:
+    """Each table as a Markdown section: ``## title`` and a pipe table (or a line saying it is
+    empty); `shared_units` as :func:`display_columns` takes it."""
     sections = []
     for table in tables:
         lines = [f"## {table.title}", ""]
         if not table.rows:
             lines.append("_no data in this run_")
         else:
-            columns = display_columns(table, origin_ns)
+            columns = display_columns(table, origin_ns, shared_units)
             lines.append("| " + " | ".join(column.header for column in columns) + " |")
             lines.append("| " + " | ".join("---:" if column.numeric else "---" for column in columns) + " |")
             for row in table.rows:
@@ -133,15 +154,17 @@ def to_markdown(tables: Sequence[Table], origin_ns: Optional[int] = None) -> str
 _TEXT_COLUMN_WIDTH = 24
 
 
-def rich_table(table: Table, origin_ns: Optional[int] = None, width: Optional[int] = None) -> Any:
-    """A rich Table of `table` for a terminal `width` columns wide (default: any width).
+def rich_table(table: Table, origin_ns: Optional[int] = None, width: Optional[int] = None,
+               shared_units: bool = False) -> Any:
+    """A rich Table of `table` for a terminal `width` columns wide (default: any width);
+    `shared_units` as :func:`display_columns` takes it.
 
     A table whose numbers would not fit on one line each is shown expanded instead, one block
     of "column  value" lines per row (psql's expanded display): a terminal too narrow for the
     columns never gets cut numbers or vanished names."""
     from rich.table import Table as RichTable
 
-    columns = display_columns(table, origin_ns)
+    columns = display_columns(table, origin_ns, shared_units)
     rendered = [[column.render(value) for column, value in zip(columns, row)] for row in table.rows]
     if width is not None and _fitted_width(columns, rendered) > width:
         return _expanded(table.title, columns, rendered)

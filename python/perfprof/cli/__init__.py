@@ -240,12 +240,12 @@ def _read_config(path: str):  # type: ignore[no-untyped-def]
 def _register_commands() -> None:
     # Commands in modules of their own; imported last because they use this module's exit codes.
     from .aggregate import aggregate
+    from .compare import compare
     from .plot import plot
     from .sweep import sweep
 
-    main.add_command(aggregate)
-    main.add_command(plot)
-    main.add_command(sweep)
+    for command in (aggregate, compare, plot, sweep):
+        main.add_command(command)
 
 
 _register_commands()
