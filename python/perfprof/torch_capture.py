@@ -74,6 +74,9 @@ class _ThreadState(threading.local):
 
 
 _thread = _ThreadState()
+# Captures begun before torch was imported, until they stop: torch's import starts their
+# operator capture (list.append and remove are atomic under the GIL).
+_waiting_for_torch: List[CaptureOptions] = []
 _lock = threading.Lock()
 _stubs_error: Optional[str] = None  # None: not tried yet
 _kineto_thread: Optional[int] = None  # the thread using torch's own profiler state
@@ -103,23 +106,45 @@ def _install_stubs() -> bool:
 
 def start_thread(options: CaptureOptions) -> None:
     """Start capturing on the calling thread with `options`: operators and modules once the
-    script has imported torch, Python calls in any case."""
+    script has imported torch (now, or when this thread imports it: ``perfprof run`` starts
+    before the script's ``import torch``), Python calls in any case."""
     if _thread.options is not None:
         return
     _thread.options = options
     if torch_loaded():
-        if _install_stubs():
-            _thread.torch_state = _enable_torch_state(options)
-            _use_profiler_flag()
-        # With with_stack the Python tracer names module calls, as torch.profiler's does.
-        if options.with_modules and not options.with_stack:
-            use_module_call_wrapper()
-            _thread.module_wrapper_used = True
-            _core.module_calls_capture(True)
+        _start_torch_capture(options)
+    else:
+        from _perfprof_autostart import after_import
+
+        _waiting_for_torch.append(options)
+        after_import("torch", lambda torch: _start_torch_capture_after_import(options))
     if options.with_stack and not _core.python_tracer_install(_PACKAGE_DIR, _path_prefixes(), _module_call_code()):
         warn_once("python-tracer", "perfprof: with_stack: another tool holds what perfprof traces with (a "
                   "profile hook such as cProfile's before Python 3.12; every sys.monitoring tool id from 3.12); "
                   "Python calls are not captured")
+
+
+def _start_torch_capture(options: CaptureOptions) -> None:
+    """Capture torch's operators (and modules) on the calling thread."""
+    if _install_stubs():
+        _thread.torch_state = _enable_torch_state(options)
+        _use_profiler_flag()
+    # With with_stack the Python tracer names module calls, as torch.profiler's does.
+    if options.with_modules and not options.with_stack:
+        use_module_call_wrapper()
+        _thread.module_wrapper_used = True
+        _core.module_calls_capture(True)
+
+
+def _start_torch_capture_after_import(options: CaptureOptions) -> None:
+    """torch was just imported: capture it if the capture `options` began is still on, on the
+    thread that imported it (torch's profiler state is per thread; another thread's import
+    leaves this capture without operators, which is said once)."""
+    if _thread.options is options:
+        _start_torch_capture(options)
+    elif any(running is options for running in _waiting_for_torch):
+        warn_once("torch-imported-elsewhere", "perfprof: torch was imported on another thread than the "
+                  "profiling one after profiling began; its operators are not captured")
 
 
 def stop_thread(window_begin_ns: int = 0) -> Any:
@@ -133,6 +158,7 @@ def stop_thread(window_begin_ns: int = 0) -> Any:
     if options is None:
         return None
     _thread.options = None
+    _waiting_for_torch[:] = [waiting for waiting in _waiting_for_torch if waiting is not options]
     torch_results = None
     if _thread.torch_state is not None:
         torch_results = _disable_torch_state(_thread.torch_state, options, window_begin_ns)

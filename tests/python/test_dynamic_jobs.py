@@ -175,6 +175,9 @@ def test_perfprof_run_dash_m_records_every_step_without_a_schedule(tmp_path):
     assert steps_of(run_dir) == ["ProfilerStep#0", "ProfilerStep#1", "ProfilerStep#2", "ProfilerStep#3"]
     info = json.load(open(os.path.join(run_dir, "profiler_info.json")))
     assert info["config"]["record_shapes"] is True
+    # Profiling began before the script imported torch: its operators are captured from the import on.
+    addmm = [event for event in load_trace(trace_file_of(run_dir))["traceEvents"] if event.get("name") == "aten::addmm"]
+    assert len(addmm) >= 3 and all("Input Dims" in event["args"] for event in addmm)
 
 
 def test_perfprof_run_with_a_config_collects_from_its_start_step(tmp_path):
