@@ -157,42 +157,44 @@ _TEXT_COLUMN_WIDTH = 24
 def rich_table(table: Table, origin_ns: Optional[int] = None, width: Optional[int] = None,
                shared_units: bool = False) -> Any:
     """A rich Table of `table` for a terminal `width` columns wide (default: any width);
-    `shared_units` as :func:`display_columns` takes it.
-
-    A table whose numbers would not fit on one line each is shown expanded instead, one block
-    of "column  value" lines per row (psql's expanded display): a terminal too narrow for the
-    columns never gets cut numbers or vanished names."""
-    from rich.table import Table as RichTable
-
+    `shared_units` as :func:`display_columns` takes it. Drawn by :func:`fitted_table`."""
     columns = display_columns(table, origin_ns, shared_units)
     rendered = [[column.render(value) for column, value in zip(columns, row)] for row in table.rows]
-    if width is not None and _fitted_width(columns, rendered) > width:
-        return _expanded(table.title, columns, rendered)
-    shown = RichTable(title=table.title, title_justify="left", title_style="bold")
-    for index, column in enumerate(columns):
-        widest = max((len(cells[index]) for cells in rendered), default=0)
-        # Numbers keep their width (the header wraps instead); names fold past a limit.
-        shown.add_column(column.header, justify="right" if column.numeric else "left", overflow="fold",
-                         min_width=widest if column.numeric else min(widest, _TEXT_COLUMN_WIDTH))
+    return fitted_table(table.title, [column.header for column in columns], [column.numeric for column in columns],
+                        rendered, width)
+
+
+def fitted_table(title: str, headers: Sequence[str], numeric: Sequence[bool], rendered: Sequence[Sequence[str]],
+                 width: Optional[int] = None) -> Any:
+    """A rich Table of the `rendered` cells under `headers` for a terminal `width` columns wide
+    (default: any width); `numeric` columns are right-aligned.
+
+    Numbers keep their whole width (headers wrap at their words instead) and names fold past a
+    limit. A table that would not fit even so is shown expanded, one block of "header  value"
+    lines per row (psql's expanded display): a terminal too narrow for the columns never gets
+    cut numbers or vanished names."""
+    from rich.table import Table as RichTable
+
+    widest = [max((len(cells[index]) for cells in rendered), default=0) for index in range(len(headers))]
+    least = [cells if is_number else min(cells, _TEXT_COLUMN_WIDTH) for cells, is_number in zip(widest, numeric)]
+    if width is not None and _fitted_width(headers, least) > width:
+        return _expanded(title, headers, rendered)
+    shown = RichTable(title=title, title_justify="left", title_style="bold")
+    for header, is_number, minimum in zip(headers, numeric, least):
+        shown.add_column(header, justify="right" if is_number else "left", overflow="fold", min_width=minimum)
     for cells in rendered:
         shown.add_row(*cells)
     return shown
 
 
-def _fitted_width(columns: Sequence[DisplayColumn], rendered: Sequence[Sequence[str]]) -> int:
-    """The narrowest the table can be drawn with whole numbers and readable names: each column
-    as wide as its widest number, or its header's longest word (text columns: up to the fold
-    limit), plus rich's borders (one line per table, three characters per column)."""
-    total = 1
-    for index, column in enumerate(columns):
-        widest = max((len(cells[index]) for cells in rendered), default=0)
-        if not column.numeric:
-            widest = min(widest, _TEXT_COLUMN_WIDTH)
-        total += max(widest, max(len(word) for word in column.header.split())) + 3
-    return total
+def _fitted_width(headers: Sequence[str], least: Sequence[int]) -> int:
+    """The narrowest the table can be drawn: each column as wide as its `least` width or its
+    header's longest word, plus rich's borders (one per table, three characters a column)."""
+    return 1 + sum(max(cells, max((len(word) for word in header.split()), default=0)) + 3
+                   for header, cells in zip(headers, least))
 
 
-def _expanded(title: str, columns: Sequence[DisplayColumn], rendered: Sequence[Sequence[str]]) -> Any:
+def _expanded(title: str, headers: Sequence[str], rendered: Sequence[Sequence[str]]) -> Any:
     """`rendered` as one block per row: each column's header beside the row's value."""
     from rich.table import Table as RichTable
 
@@ -202,6 +204,6 @@ def _expanded(title: str, columns: Sequence[DisplayColumn], rendered: Sequence[S
     for number, cells in enumerate(rendered):
         if number:
             shown.add_section()
-        for column, cell in zip(columns, cells):
-            shown.add_row(column.header, cell)
+        for header, cell in zip(headers, cells):
+            shown.add_row(header, cell)
     return shown

@@ -116,41 +116,15 @@ def _show(aggregation: "Aggregation", report: str, output_format: str, output_di
 
 
 def _print_table(aggregation: "Aggregation") -> None:
-    """The metrics as a rich table (headings wrapped when the terminal is narrow), or one block of
-    "heading  value" lines per row when even then the values do not fit (as ``perfprof summary``)."""
+    """The metrics as a table fitted to the terminal (``perfprof summary``'s: whole values,
+    headings wrapped, one block of lines per row when even that does not fit)."""
     from rich.console import Console
-    from rich.table import Table
 
+    from ..analysis._formats import fitted_table
     from ..experiments._aggregate import METRIC_COLUMNS
 
     console = Console(highlight=False)
-    headings = [column.heading for column in METRIC_COLUMNS]
     rows = [[column.text(metrics) for column in METRIC_COLUMNS] for metrics in aggregation.metrics]
-    widths = _fitting_widths(headings, rows, console.width)
-    table = Table(title=f"perfprof aggregate (baseline: {aggregation.baseline})", show_header=widths is not None)
-    if widths is not None:
-        for index, (heading, width) in enumerate(zip(headings, widths)):
-            table.add_column(heading, justify="left" if index < 2 else "right", width=width)
-        for row in rows:
-            table.add_row(*row)
-    else:
-        table.add_column(style="bold", no_wrap=True)
-        table.add_column(overflow="fold")
-        for number, row in enumerate(rows):
-            if number:
-                table.add_section()
-            for heading, cell in zip(headings, row):
-                table.add_row(heading, cell)
-    console.print(table)
-
-
-def _fitting_widths(headings: List[str], rows: List[List[str]], width: int) -> Optional[List[int]]:
-    """Column widths that fit `width`: whole headings if they fit, else headings wrapped at their
-    words; the values are never cut. None when even the wrapped headings do not fit."""
-    widest = [max((len(row[index]) for row in rows), default=0) for index in range(len(headings))]
-    whole = [max(len(heading), cells) for heading, cells in zip(headings, widest)]
-    wrapped = [max([cells] + [len(word) for word in heading.split()]) for heading, cells in zip(headings, widest)]
-    for widths in (whole, wrapped):
-        if 1 + sum(column + 3 for column in widths) <= width:  # rich's borders and padding: 3 a column
-            return widths
-    return None
+    console.print(fitted_table(f"perfprof aggregate (baseline: {aggregation.baseline})",
+                               [column.heading for column in METRIC_COLUMNS],
+                               [index >= 2 for index in range(len(METRIC_COLUMNS))], rows, console.width))
