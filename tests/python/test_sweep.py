@@ -91,6 +91,20 @@ def test_a_2x2_grid_with_two_repeats_passes_eight_runs_then_resume_runs_nothing(
         assert f"config {record.config['BATCH']} {record.config['COMPILE']}" in log.read_text()
     assert len({r.fingerprint for r in records}) == 4
 
+    # The sweep's lines are what aggregate and compare read.
+    table = perfprof("aggregate", "out/results.jsonl", "--baseline", "COMPILE=0", "--report", "table",
+                     "--min-speedup", "0", "--min-compression", "0", cwd=tmp_path)
+    assert table.returncode == 0, table.stderr
+    assert table.stdout.count("100%, 4/4") == 2  # both series, every run passed
+    metrics = (tmp_path / "out" / "metric_report.csv").read_text().splitlines()
+    assert [line.split(",")[:4] for line in metrics[1:]] == [["COMPILE=0", records[0].timestamp, "2", "0"],
+                                                             ["COMPILE=1", records[0].timestamp, "2", "0"]]
+    eager, compiled = (f"out/results.jsonl:{r.fingerprint}" for r in records if r.config["BATCH"] == "4"
+                       and r.repeat == 0)
+    compared = perfprof("compare", eager, compiled, "--csv", cwd=tmp_path)
+    assert compared.returncode == 0, compared.stderr
+    assert records[0].run_dir in compared.stdout and "aten::addmm" in compared.stdout
+
     again = perfprof(*args, cwd=tmp_path)
     assert again.returncode == 0, again.stderr
     assert "resume: 8 run(s) already in" in again.stderr and "0 run(s)" in again.stderr
