@@ -35,8 +35,10 @@ class DisplayColumn:
 def display_columns(table: Table, origin_ns: Optional[int] = None, shared_units: bool = False) -> List[DisplayColumn]:
     """How each column of `table` is shown to a person; `origin_ns` is the run's window start.
     With `shared_units`, all duration columns get one time unit and all byte columns one size
-    unit, chosen from the largest value among them (columns read side by side, as compared runs)."""
-    pooled = _pooled_values(table) if shared_units else {}
+    unit (columns read side by side, as compared runs), chosen from the middle of their values:
+    a few large ones (a first step holding the start-up) read as large numbers, rather than every
+    other value as 0.000."""
+    pooled = {pool: [_middle(values)] for pool, values in _pooled_values(table).items()} if shared_units else {}
     return [_display_column(name, pooled.get(_pool_of(name), table.column(name)), origin_ns)
             for name in table.columns]
 
@@ -55,6 +57,12 @@ def _pooled_values(table: Table) -> Dict[Optional[str], List[Any]]:
         if pool is not None:
             pooled.setdefault(pool, []).extend(table.column(name))
     return pooled
+
+
+def _middle(values: Sequence[Any]) -> float:
+    """The median magnitude of the non-zero numbers among `values` (0 without any)."""
+    numbers = sorted(abs(value) for value in values if isinstance(value, (int, float)) and value)
+    return numbers[len(numbers) // 2] if numbers else 0.0
 
 
 def unit_of(column: str) -> Optional[str]:
