@@ -74,9 +74,11 @@ class _ThreadState(threading.local):
 
 
 _thread = _ThreadState()
-# Captures begun before torch was imported, until they stop: torch's import starts their
-# operator capture (list.append and remove are atomic under the GIL).
+# Captures begun before torch was imported, until they stop or torch is imported: the import
+# starts the operator capture of the importing thread's (one import hook for the process,
+# however many captures wait: a script that never imports torch must not collect hooks).
 _waiting_for_torch: List[CaptureOptions] = []
+_torch_import_watched = False
 _lock = threading.Lock()
 _stubs_error: Optional[str] = None  # None: not tried yet
 _kineto_thread: Optional[int] = None  # the thread using torch's own profiler state
@@ -114,10 +116,8 @@ def start_thread(options: CaptureOptions) -> None:
     if torch_loaded():
         _start_torch_capture(options)
     else:
-        from _perfprof_autostart import after_import
-
         _waiting_for_torch.append(options)
-        after_import("torch", lambda torch: _start_torch_capture_after_import(options))
+        _watch_torch_import()
     if options.with_stack and not _core.python_tracer_install(_PACKAGE_DIR, _path_prefixes(), _module_call_code()):
         warn_once("python-tracer", "perfprof: with_stack: another tool holds what perfprof traces with (a "
                   "profile hook such as cProfile's before Python 3.12; every sys.monitoring tool id from 3.12); "
@@ -136,13 +136,28 @@ def _start_torch_capture(options: CaptureOptions) -> None:
         _core.module_calls_capture(True)
 
 
-def _start_torch_capture_after_import(options: CaptureOptions) -> None:
-    """torch was just imported: capture it if the capture `options` began is still on, on the
-    thread that imported it (torch's profiler state is per thread; another thread's import
-    leaves this capture without operators, which is said once)."""
-    if _thread.options is options:
+def _watch_torch_import() -> None:
+    """Have :func:`_torch_imported` called once torch is imported (once per process)."""
+    global _torch_import_watched
+    with _lock:
+        if _torch_import_watched:
+            return
+        _torch_import_watched = True
+    from _perfprof_autostart import after_import
+
+    after_import("torch", lambda torch: _torch_imported())
+
+
+def _torch_imported() -> None:
+    """torch was just imported: the waiting capture of the importing thread captures it now.
+    torch's profiler state is per thread, so a capture waiting on another thread gets no
+    operators; that is said once."""
+    options = _thread.options
+    waiting = list(_waiting_for_torch)
+    _waiting_for_torch.clear()
+    if options is not None and any(capture is options for capture in waiting):
         _start_torch_capture(options)
-    elif any(running is options for running in _waiting_for_torch):
+    elif waiting:
         warn_once("torch-imported-elsewhere", "perfprof: torch was imported on another thread than the "
                   "profiling one after profiling began; its operators are not captured")
 

@@ -403,3 +403,31 @@ def test_export_stacks_rejects_bad_input(tmp_path):
         prof.export_stacks(42)
     with pytest.raises(RuntimeError, match="no trace"):
         perfprof.profile().export_stacks(str(tmp_path / "s.txt"))
+
+
+IMPORT_AFTER_START = """
+import sys
+import perfprof
+
+before = len(sys.meta_path)
+seen = []
+with perfprof.profile(activities=[perfprof.ProfilerActivity.CPU],
+                      schedule=perfprof.schedule(wait=0, warmup=0, active=1, repeat=30),
+                      on_trace_ready=lambda prof: seen.extend(r[0] for r in prof.trace.ranges())) as prof:
+    for _ in range(29):  # cycles before torch is imported: one import hook, not one per cycle
+        prof.step()
+    hooks = len(sys.meta_path) - before
+    import torch
+    torch.ones(2).add(1)
+    prof.step()
+print(hooks, [name for name in seen if name == "aten::add"])
+"""
+
+
+def test_operators_are_captured_from_an_import_of_torch_after_the_profile_began():
+    import subprocess
+    import sys
+
+    result = subprocess.run([sys.executable, "-c", IMPORT_AFTER_START], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split("\n")[-2] == "1 ['aten::add']"
