@@ -105,7 +105,9 @@ def _integer(value: Any) -> str:
 
 
 def _scaled(header: str, scale: float, shift: Callable[[Any], Any] = lambda value: value) -> DisplayColumn:
-    return DisplayColumn(header, lambda value: "" if value is None else _number(shift(value), scale, 3), True)
+    # Whole nanoseconds and bytes have no fraction to show; scaled units get three decimals.
+    digits = 0 if scale == 1 else 3
+    return DisplayColumn(header, lambda value: "" if value is None else _number(shift(value), scale, digits), True)
 
 
 def _number(value: Any, scale: float, digits: int) -> str:
