@@ -158,6 +158,13 @@ class ExperimentalConfig:
         self.sys_interconnection: bool = _flag(sys_interconnection, "sys_interconnection")
         self.capture_buffer_mb: int = _positive_int(capture_buffer_mb, "capture_buffer_mb")
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        """A field assigned after construction is checked as the constructor checks it (a bad
+        value raises here, naming the field, instead of losing every cycle later)."""
+        if name in self.FIELDS and all(hasattr(self, field) for field in self.FIELDS):
+            value = getattr(ExperimentalConfig(**{**self.to_dict(), name: value}), name)
+        object.__setattr__(self, name, value)
+
     @property
     def msprof_tx(self) -> bool:
         """Former name of ``mstx``."""
@@ -269,9 +276,14 @@ def _threshold(value: object) -> Optional[float]:
         raise TypeError(
             f"ExperimentalConfig: 'gc_detect_threshold' must be a number of ms or None, got {value!r}"
         )
-    if not value >= 0:
-        raise ValueError(f"ExperimentalConfig: 'gc_detect_threshold' must be >= 0, got {value!r}")
+    if not 0 <= value <= _MAX_THRESHOLD_MS:
+        raise ValueError(f"ExperimentalConfig: 'gc_detect_threshold' must be >= 0 and at most "
+                         f"{_MAX_THRESHOLD_MS:.4g} ms (the longest time perfprof counts), got {value!r}")
     return float(value)
+
+
+# Pauses are timed in int64 nanoseconds.
+_MAX_THRESHOLD_MS = (2 ** 63 - 1) / 1e6
 
 
 def _host_sys(value: Optional[Iterable[str]]) -> List[str]:

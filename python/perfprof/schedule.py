@@ -71,10 +71,15 @@ def schedule(
     for field, value in values.items():
         if not isinstance(value, numbers.Integral) or isinstance(value, bool):
             raise TypeError(f"schedule: '{field}' must be an int, got {type(value).__name__}")
+        if value >= _STEP_LIMIT:  # steps are counted in int64 (negative values: the core's ValueError)
+            raise ValueError(f"schedule: '{field}' must be below 2**63, got {value}")
     result = Schedule(_core.Schedule(**{k: int(v) for k, v in values.items()}))
     if warmup == 0:
         logger.info("perfprof: schedule without warm-up steps; the first recorded step may be slower")
     return result
+
+
+_STEP_LIMIT = 2 ** 63
 
 
 def action_from(value: object, step: int) -> ProfilerAction:

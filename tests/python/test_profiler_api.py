@@ -80,6 +80,13 @@ def test_profile_argument_types():
         perfprof.profile(experimental_config={"mstx": True})
 
 
+@pytest.mark.parametrize("field", ["wait", "active", "warmup", "repeat", "skip_first", "skip_first_wait"])
+def test_schedule_counts_beyond_the_step_counter_name_the_field(field):
+    values = {"wait": 0, "active": 1, field: 2 ** 70}
+    with pytest.raises(ValueError, match=f"schedule: '{field}' must be below 2\\*\\*63, got {2 ** 70}"):
+        perfprof.schedule(**values)
+
+
 def called_while_profiling() -> int:
     return len("work")
 
@@ -186,6 +193,9 @@ class TestExperimentalConfig:
         ("gc_detect_threshold", -1, ValueError),
         ("gc_detect_threshold", "1ms", TypeError),
         ("gc_detect_threshold", True, TypeError),
+        ("gc_detect_threshold", float("inf"), ValueError),
+        ("gc_detect_threshold", 1e300, ValueError),
+        ("gc_detect_threshold", float("nan"), ValueError),
         ("host_sys", ["gpu"], ValueError),
         ("host_sys", "cpu", TypeError),
         ("sys_io", 1, TypeError),
@@ -196,6 +206,20 @@ class TestExperimentalConfig:
     def test_bad_values_name_the_field(self, field, value, error):
         with pytest.raises(error, match=field):
             ExperimentalConfig(**{field: value})
+
+    @pytest.mark.parametrize("field, value, error", [
+        ("profiler_level", "junk", ValueError),
+        ("export_type", ["csv"], ValueError),
+        ("gc_detect_threshold", float("inf"), ValueError),
+        ("data_simplification", "false", TypeError),
+    ])
+    def test_a_field_assigned_later_is_checked_as_the_constructor_checks_it(self, field, value, error):
+        config = ExperimentalConfig()
+        with pytest.raises(error, match=field):
+            setattr(config, field, value)
+        assert config == ExperimentalConfig()  # unchanged
+        config.profiler_level = "Level1"  # a good value is taken in the field's own type
+        assert config.profiler_level is ProfilerLevel.Level1
 
     def test_mstx_alias(self):
         assert ExperimentalConfig(msprof_tx=True).mstx is True
