@@ -117,6 +117,8 @@ def test_export_formats_and_errors(tmp_path):
     (tmp_path / "blocker").write_text("")
     with pytest.raises(OSError, match="blocker"):
         prof.export_chrome_trace(str(tmp_path / "blocker" / "t.json"))
+    with pytest.raises(OSError, match="nested': Is a directory"):  # an explicit export names what it cannot write
+        prof.export_chrome_trace(str(tmp_path / "nested"))
     with pytest.raises(TypeError, match="path"):
         prof.export_chrome_trace(5)
 
