@@ -121,16 +121,19 @@ def _number(value: Any, scale: float, digits: int) -> str:
 def to_csv(tables: Sequence[Table]) -> str:
     """Each table as a CSV block (raw values) headed by a ``# name: title`` line, blocks separated
     by a blank line; a single table has no heading line, so it reads as a plain CSV file."""
-    blocks = []
-    for table in tables:
-        out = io.StringIO()
-        if len(tables) > 1:
-            out.write(f"# {table.name}: {table.title}\n")
-        writer = csv.writer(out, lineterminator="\n")
-        writer.writerow(table.columns)
-        writer.writerows(table.rows)
-        blocks.append(out.getvalue())
-    return "\n".join(blocks)
+    return "\n".join(csv_block(table, f"{table.name}: {table.title}" if len(tables) > 1 else None)
+                     for table in tables)
+
+
+def csv_block(table: Table, heading: Optional[str]) -> str:
+    """`table` as CSV (raw values: its columns, then its rows), after a ``# heading`` line when given."""
+    out = io.StringIO()
+    if heading is not None:
+        out.write(f"# {heading}\n")
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(table.columns)
+    writer.writerows(table.rows)
+    return out.getvalue()
 
 
 def to_json(tables: Sequence[Table], about: Dict[str, Any], indent: Optional[int] = 1) -> str:

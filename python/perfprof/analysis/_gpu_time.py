@@ -79,7 +79,7 @@ def kernel_breakdown(run: RunDatabase) -> Table:
 
 @analysis("top_kernels", "Top GPU kernels", "gpu", takes_top=True)
 def top_kernels(run: RunDatabase, top: int = 10) -> Table:
-    """The `top` kernels, copies and sets with the largest total device time, by name.
+    """The `top` kernels, copies and sets (-1: every name) with the largest total device time, by name.
 
     Columns: name, type, count, total_ns, avg_ns, median_ns, min_ns, max_ns, stddev_ns (sample
     standard deviation, NULL for one instance), pct (of all GPU activity time).

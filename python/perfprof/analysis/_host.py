@@ -44,9 +44,9 @@ def step_time_breakdown(run: RunDatabase) -> Table:
 
 @analysis("top_operators", "Top operators", "host", takes_top=True)
 def top_operators(run: RunDatabase, top: int = 10) -> Table:
-    """The `top` operators with the most self time (their time minus that of the operators they
-    called): count, total_ns, self_ns, avg/median/min/max/stddev of their durations and pct, their
-    share of all operators' self time."""
+    """The `top` operators (-1: every one) with the most self time (their time minus that of the
+    operators they called): count, total_ns, self_ns, avg/median/min/max/stddev of their
+    durations and pct, their share of all operators' self time."""
     return shipped_query(run, "top_operators", top=top, type="op")
 
 

@@ -2,15 +2,14 @@
 operators, kernels, memory), each row with the base run's value, every new run's value, their
 difference and ratio, the largest regressions first (docs/experiments.md#perfprof-compare).
 
-Reads each run's database through :func:`perfprof.analysis.open_run` with the shipped queries
-``step_times``, ``compare_operators``, ``compare_kernels`` and ``memory_peaks``. perfprof.analysis
-is imported when a comparison is made, so that ``import perfprof.experiments`` stays light.
+Reads each run's database through :func:`perfprof.analysis.open_run` with the analyses
+``step_times``, ``top_operators`` and ``top_kernels`` (every name) and ``memory_peaks``.
+perfprof.analysis is imported when a comparison is made, so that ``import perfprof.experiments``
+stays light.
 """
 from __future__ import annotations
 
-import csv
 import dataclasses
-import io
 import os
 import re
 import sqlite3
@@ -159,8 +158,11 @@ class Comparison:
         """Every section as a CSV block with raw values (ns, bytes), headed by a ``# name`` line
         (``# name: reason`` for a section without rows, which has the header row alone), the
         runs first; blocks are separated by a blank line."""
-        blocks = [_csv_block(self.runs_table(), None)]
-        blocks += [_csv_block(section.table, section.note) for section in self.sections]
+        from ..analysis._formats import csv_block
+
+        blocks = [csv_block(self.runs_table(), self.runs_table().name)]
+        blocks += [csv_block(section.table, f"{section.table.name}: {section.note}" if section.note
+                             else section.table.name) for section in self.sections]
         return "\n".join(blocks)
 
     def to_markdown(self) -> str:
@@ -257,7 +259,9 @@ def _read_run(label: str, reference: str) -> Tuple[ComparedRun, Dict[str, Dict[K
 def _read_database(label: str, reference: str,
                    database: "RunDatabase") -> Tuple[ComparedRun, Dict[str, Dict[Key, Values]]]:
     """The summary and section rows of the run `reference` from its open database."""
-    steps = {(str(row["step"]),): (row["duration_ns"],) for row in database.query("step_times", "Step times")}
+    from ..analysis import memory_peaks, step_times, top_kernels, top_operators
+
+    steps = {(str(row["step"]),): (row["duration_ns"],) for row in step_times(database)}
     if not steps:
         raise CompareError(f"{reference}: the run recorded no steps ({database.path} has no STEP_TIME rows); "
                            "profile with a schedule and call prof.step() once per step")
@@ -267,18 +271,19 @@ def _read_database(label: str, reference: str,
                       statistics.mean(durations[warmup:]), statistics.median(durations[warmup:]))
     data = {
         STEPS.name: {("mean",): (run.mean_step_ns,), ("median",): (run.median_step_ns,), **steps},
-        OPERATORS.name: _rows(database, "compare_operators", OPERATORS),
-        KERNELS.name: _rows(database, "compare_kernels", KERNELS),
-        MEMORY.name: _rows(database, "memory_peaks", MEMORY, keys=("deviceType", "category")),
+        OPERATORS.name: _rows(top_operators(database, top=_EVERY_NAME), OPERATORS),
+        KERNELS.name: _rows(top_kernels(database, top=_EVERY_NAME), KERNELS),
+        MEMORY.name: _rows(memory_peaks(database), MEMORY, keys=("deviceType", "category")),
     }
     return run, data
 
 
-def _rows(database: "RunDatabase", sql_name: str, spec: SectionSpec,
-          keys: Optional[Tuple[str, ...]] = None) -> Dict[Key, Values]:
-    """The rows of a shipped query as {key: measures}, its key columns named `keys` (default:
-    the section's)."""
-    table = database.query(sql_name, spec.title)
+#: The top-N analyses' `top` for every name (SQLite's LIMIT -1: no limit).
+_EVERY_NAME = -1
+
+
+def _rows(table: "Table", spec: SectionSpec, keys: Optional[Tuple[str, ...]] = None) -> Dict[Key, Values]:
+    """An analysis' rows as {key: measures}, its key columns named `keys` (default: the section's)."""
     return {tuple(row[key] for key in keys or spec.keys): tuple(row[measure] for measure in spec.measures)
             for row in table}
 
@@ -329,16 +334,6 @@ def _diff_ratio(base: Optional[float], new: Optional[float]) -> Tuple[Optional[f
     if base is None or new is None:
         return None, None
     return new - base, (new / base if base else None)
-
-
-def _csv_block(table: "Table", note: Optional[str]) -> str:
-    """One CSV block: a ``# name`` line (``# name: note``), the header row and the rows."""
-    out = io.StringIO()
-    out.write(f"# {table.name}: {note}\n" if note else f"# {table.name}\n")
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(table.columns)
-    writer.writerows(table.rows)
-    return out.getvalue()
 
 
 def _ms(ns: float) -> str:
