@@ -56,7 +56,6 @@ HostTime host_time(const TraceModel& model) {
 
 std::vector<StepTraceTime> step_trace_time(const TraceModel& model) {
   const DeviceTime device = device_time(model);
-  const HostTime host = host_time(model);
   std::vector<StepTraceTime> rows;
   for (const ProfilerStep& step : profiler_steps(model)) {
     const int64_t begin = step.begin_ns, end = step.end_ns;
@@ -73,9 +72,20 @@ std::vector<StepTraceTime> step_trace_time(const TraceModel& model) {
     row.bubble_ns = 0;
     row.stage_ns = (end - begin) - row.bubble_ns;
     row.communication_not_overlapped_exclude_receive_ns = row.communication_not_overlapped_ns;
-    row.host_operators_ns = covered_ns(host.operators, begin, end);
-    row.host_gc_ns = covered_ns(host.gc, begin, end) - covered_ns(host.gc_in_operators, begin, end);
     rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+std::vector<StepHostTime> step_host_time(const TraceModel& model) {
+  const HostTime host = host_time(model);
+  std::vector<StepHostTime> rows;
+  for (const ProfilerStep& step : profiler_steps(model)) {
+    StepHostTime row;
+    row.host_operators_ns = covered_ns(host.operators, step.begin_ns, step.end_ns);
+    row.host_gc_ns = covered_ns(host.gc, step.begin_ns, step.end_ns) -
+                     covered_ns(host.gc_in_operators, step.begin_ns, step.end_ns);
+    rows.push_back(row);
   }
   return rows;
 }

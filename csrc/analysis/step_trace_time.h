@@ -22,8 +22,9 @@
 // Copies (memcpy, memset) are device work but neither computing nor communication, so
 // computing + communication_not_overlapped + free + (time only copies ran) = |step|.
 //
-// perfprof adds where the host's time went, over every thread, with O the union of PyTorch
-// operators' times (RangeKind::CpuOp) and G the union of garbage-collection pauses':
+// step_host_time adds (perfprof's; the run database has it, the CSV does not) where the host's
+// time went, over every thread, with O the union of PyTorch operators' times (RangeKind::CpuOp)
+// and G the union of garbage-collection pauses':
 //   host_operators                = |O ∩ step|
 //   host_gc                       = |G ∩ step| - |G ∩ O ∩ step|   (a pause with no operator running)
 // The rest of the step, |step| - host_operators - host_gc, is Python, the profiler and waiting.
@@ -48,11 +49,17 @@ struct StepTraceTime {
   int64_t bubble_ns = 0;
   int64_t communication_not_overlapped_exclude_receive_ns = 0;
   int64_t preparing_ns = 0;
-  int64_t host_operators_ns = 0;
-  int64_t host_gc_ns = 0;
 };
 
 // One row per ProfilerStep#N range, in begin order.
 std::vector<StepTraceTime> step_trace_time(const TraceModel& model);
+
+struct StepHostTime {
+  int64_t host_operators_ns = 0;
+  int64_t host_gc_ns = 0;
+};
+
+// One row per ProfilerStep#N range, in begin order (step_trace_time's).
+std::vector<StepHostTime> step_host_time(const TraceModel& model);
 
 }  // namespace perfprof

@@ -110,7 +110,7 @@ TEST(StepTraceTime, HostTimeIsTheUnionOfOperatorsAndTheGcPausesOutsideThem) {
   b.range(2000, 3000, "ProfilerStep#2", "user_annotation", 4);
   b.range(1250, 1400, "autograd::engine", "cpu_op", 5, 0, 1);  // another thread: 1300-1400 added
   b.range(1700, 1900, "aten::relu", "cpu_op", 6, 0, 1);
-  const std::vector<StepTraceTime> rows = step_trace_time(b.model());
+  const std::vector<StepHostTime> rows = step_host_time(b.model());
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_EQ(rows[0].host_operators_ns, 300 + 200);  // [1100, 1400), [1700, 1900)
   EXPECT_EQ(rows[0].host_gc_ns, 100);                // [1900, 2000)

@@ -2,6 +2,8 @@
 // kernel_details.csv, operator_details.csv, op_statistic.csv, api_statistic.csv,
 // step_trace_time.csv and data_preprocess.csv, with the database's conventions (times in
 // nanoseconds since the Unix epoch, durations in nanoseconds, names as StringIds).
+#include <optional>
+
 #include "analysis/data_preprocess.h"
 #include "analysis/duration_statistics.h"
 #include "analysis/kernel_details.h"
@@ -21,11 +23,9 @@ struct Ref {
 
 using KernelRef = Ref<KernelDetail>;
 
-// A column of the range table at the CUDA call that launched the work, NULL when none was
-// recorded; `as_value` turns it into the database's value (times, threads).
-template <typename T, typename AsValue>
-SqlValue of_launch(const KernelRef& r, const std::vector<T>& column, AsValue as_value) {
-  return r.row.launch_row < 0 ? SqlValue() : SqlValue(as_value(column[static_cast<size_t>(r.row.launch_row)]));
+// The row of the range table of the CUDA call that launched the work, if it was recorded.
+std::optional<size_t> launch_call(const KernelRef& r) {
+  return r.row.launch_row < 0 ? std::nullopt : std::optional<size_t>(static_cast<size_t>(r.row.launch_row));
 }
 
 // PYTORCH_API.id of a TraceModel row, NULL for none (-1).
@@ -60,13 +60,25 @@ const Table<KernelRef> kKernelDetails{
         {"correlationId", SqlType::Integer,
          [](const KernelRef& r) { return SqlValue(r.c.model.gpu.activities[r.row.activity].correlation); }},
         {"launchNameId", SqlType::Integer,
-         [](const KernelRef& r) { return of_launch(r, r.c.model.ranges.name, [](StringId name) { return name; }); }},
+         [](const KernelRef& r) {
+           const auto call = launch_call(r);
+           return call ? SqlValue(r.c.model.ranges.name[*call]) : SqlValue();
+         }},
         {"launchStart", SqlType::Integer,
-         [](const KernelRef& r) { return of_launch(r, r.c.model.ranges.begin_ns, [&](int64_t ns) { return r.c.time(ns); }); }},
+         [](const KernelRef& r) {
+           const auto call = launch_call(r);
+           return call ? SqlValue(r.c.time(r.c.model.ranges.begin_ns[*call])) : SqlValue();
+         }},
         {"launchEnd", SqlType::Integer,
-         [](const KernelRef& r) { return of_launch(r, r.c.model.ranges.end_ns, [&](int64_t ns) { return r.c.time(ns); }); }},
+         [](const KernelRef& r) {
+           const auto call = launch_call(r);
+           return call ? SqlValue(r.c.time(r.c.model.ranges.end_ns[*call])) : SqlValue();
+         }},
         {"launchGlobalTid", SqlType::Integer,
-         [](const KernelRef& r) { return of_launch(r, r.c.model.ranges.track, [&](uint32_t track) { return r.c.thread(track); }); }},
+         [](const KernelRef& r) {
+           const auto call = launch_call(r);
+           return call ? SqlValue(r.c.thread(r.c.model.ranges.track[*call])) : SqlValue();
+         }},
         {"operatorId", SqlType::Integer, [](const KernelRef& r) { return api_id(r.row.operator_row); }},
         {"rootOperatorId", SqlType::Integer, [](const KernelRef& r) { return api_id(r.row.root_operator_row); }},
     }};
@@ -105,27 +117,33 @@ std::vector<Column<StatisticsRef>> statistics_columns() {
 const Table<StatisticsRef> kOpStatistic{"OP_STATISTIC", statistics_columns()};
 const Table<StatisticsRef> kApiStatistic{"API_STATISTIC", statistics_columns()};
 
-using StepRef = Ref<StepTraceTime>;
+// A step's device side (msprof's columns) and host side (perfprof's).
+struct StepRow {
+  const StepTraceTime& device;
+  const StepHostTime& host;
+};
+
+using StepRef = Ref<StepRow>;
 const Table<StepRef> kStepTraceTime{
     "STEP_TRACE_TIME",
     {
-        {"step", SqlType::Text, [](const StepRef& r) { return SqlValue(std::string_view(r.row.step)); }},
-        {"startNs", SqlType::Integer, [](const StepRef& r) { return SqlValue(r.c.time(r.row.begin_ns)); }},
-        {"endNs", SqlType::Integer, [](const StepRef& r) { return SqlValue(r.c.time(r.row.end_ns)); }},
-        {"computing", SqlType::Integer, [](const StepRef& r) { return SqlValue(r.row.computing_ns); }},
+        {"step", SqlType::Text, [](const StepRef& r) { return SqlValue(std::string_view(r.row.device.step)); }},
+        {"startNs", SqlType::Integer, [](const StepRef& r) { return SqlValue(r.c.time(r.row.device.begin_ns)); }},
+        {"endNs", SqlType::Integer, [](const StepRef& r) { return SqlValue(r.c.time(r.row.device.end_ns)); }},
+        {"computing", SqlType::Integer, [](const StepRef& r) { return SqlValue(r.row.device.computing_ns); }},
         {"communicationNotOverlapped", SqlType::Integer,
-         [](const StepRef& r) { return SqlValue(r.row.communication_not_overlapped_ns); }},
-        {"overlapped", SqlType::Integer, [](const StepRef& r) { return SqlValue(r.row.overlapped_ns); }},
-        {"communication", SqlType::Integer, [](const StepRef& r) { return SqlValue(r.row.communication_ns); }},
-        {"free", SqlType::Integer, [](const StepRef& r) { return SqlValue(r.row.free_ns); }},
-        {"stage", SqlType::Integer, [](const StepRef& r) { return SqlValue(r.row.stage_ns); }},
-        {"bubble", SqlType::Integer, [](const StepRef& r) { return SqlValue(r.row.bubble_ns); }},
+         [](const StepRef& r) { return SqlValue(r.row.device.communication_not_overlapped_ns); }},
+        {"overlapped", SqlType::Integer, [](const StepRef& r) { return SqlValue(r.row.device.overlapped_ns); }},
+        {"communication", SqlType::Integer, [](const StepRef& r) { return SqlValue(r.row.device.communication_ns); }},
+        {"free", SqlType::Integer, [](const StepRef& r) { return SqlValue(r.row.device.free_ns); }},
+        {"stage", SqlType::Integer, [](const StepRef& r) { return SqlValue(r.row.device.stage_ns); }},
+        {"bubble", SqlType::Integer, [](const StepRef& r) { return SqlValue(r.row.device.bubble_ns); }},
         {"communicationNotOverlappedExcludeReceive", SqlType::Integer,
-         [](const StepRef& r) { return SqlValue(r.row.communication_not_overlapped_exclude_receive_ns); }},
-        {"preparing", SqlType::Integer, [](const StepRef& r) { return SqlValue(r.row.preparing_ns); }},
+         [](const StepRef& r) { return SqlValue(r.row.device.communication_not_overlapped_exclude_receive_ns); }},
+        {"preparing", SqlType::Integer, [](const StepRef& r) { return SqlValue(r.row.device.preparing_ns); }},
         // perfprof's: the host's side (analysis/step_trace_time.h)
-        {"hostOperators", SqlType::Integer, [](const StepRef& r) { return SqlValue(r.row.host_operators_ns); }},
-        {"hostGc", SqlType::Integer, [](const StepRef& r) { return SqlValue(r.row.host_gc_ns); }},
+        {"hostOperators", SqlType::Integer, [](const StepRef& r) { return SqlValue(r.row.host.host_operators_ns); }},
+        {"hostGc", SqlType::Integer, [](const StepRef& r) { return SqlValue(r.row.host.host_gc_ns); }},
     }};
 
 using DataPreprocessRef = Ref<DataPreprocess>;
@@ -151,7 +169,11 @@ void write_summary_tables(Context& c) {
   write_rows(c, kOperatorDetails, operator_details(c.model));
   write_rows(c, kOpStatistic, kernel_statistics(c.model));
   write_rows(c, kApiStatistic, api_statistics(c.model));
-  write_rows(c, kStepTraceTime, step_trace_time(c.model));
+  const std::vector<StepTraceTime> device = step_trace_time(c.model);
+  const std::vector<StepHostTime> host = step_host_time(c.model);
+  std::vector<StepRow> steps;
+  for (size_t i = 0; i < device.size(); ++i) steps.push_back({device[i], host[i]});
+  write_rows(c, kStepTraceTime, steps);
   write_rows(c, kDataPreprocess, data_preprocess(c.model));
 }
 
