@@ -149,15 +149,15 @@ def _watch_torch_import() -> None:
 
 
 def _torch_imported() -> None:
-    """torch was just imported: the waiting capture of the importing thread captures it now.
-    torch's profiler state is per thread, so a capture waiting on another thread gets no
-    operators; that is said once."""
-    options = _thread.options
-    waiting = list(_waiting_for_torch)
+    """torch was just imported: the importing thread's capture (which began before, as torch was
+    not loaded then) captures it now. torch's profiler state is per thread, so a capture waiting
+    on another thread gets no operators; that is said once."""
+    others = len(_waiting_for_torch)
     _waiting_for_torch.clear()
-    if options is not None and any(capture is options for capture in waiting):
-        _start_torch_capture(options)
-    elif waiting:
+    if _thread.options is not None:
+        _start_torch_capture(_thread.options)
+        others -= 1
+    if others > 0:
         warn_once("torch-imported-elsewhere", "perfprof: torch was imported on another thread than the "
                   "profiling one after profiling began; its operators are not captured")
 
