@@ -128,21 +128,27 @@ def open_run(path: "os.PathLike[str] | str", build: bool = True,
         raise FileNotFoundError(f"{path} does not exist")
     if os.path.isfile(path):
         folder = os.path.dirname(os.path.abspath(path))  # a run's PERFPROF_OUTPUT, or anywhere
-        _check_schema(path, os.path.dirname(folder) if os.path.basename(folder) == OUTPUT_DIR else None)
+        version = _schema_version(path)
+        if 0 < version < SCHEMA_VERSION:  # 0: a database of another tool, queried as it is
+            raise _outdated_error(path, version,
+                                  os.path.dirname(folder) if os.path.basename(folder) == OUTPUT_DIR else None)
         return RunDatabase(path, None)
     run_dir = os.path.dirname(os.path.normpath(path)) if os.path.basename(os.path.normpath(path)) == OUTPUT_DIR \
         else path
     found = database_of(run_dir)
-    has_capture = os.path.isfile(os.path.join(run_dir, CAPTURE_FILE))
-    if found and (_schema_version(found) >= SCHEMA_VERSION or not (build and has_capture)):
-        _check_schema(found, run_dir)
+    version = _schema_version(found) if found else 0
+    if found and version >= SCHEMA_VERSION:
         return RunDatabase(found, run_dir)
-    if build and has_capture:
+    if build and os.path.isfile(os.path.join(run_dir, CAPTURE_FILE)):
         from .._analyse import build_database
 
         if on_build:
             on_build(run_dir)
         return RunDatabase(build_database(run_dir), run_dir)
+    if found and version:
+        raise _outdated_error(found, version, run_dir)
+    if found:  # no schema version: a database of another tool, queried as it is
+        return RunDatabase(found, run_dir)
     raise FileNotFoundError(
         f"{run_dir} has no database ({OUTPUT_DIR}/perfprof.db) and no capture ({CAPTURE_FILE}) to build one from: "
         "profile with ExperimentalConfig(export_type=[ExportType.Text, ExportType.Db]), or keep the capture "
@@ -197,15 +203,12 @@ def _schema_version(database: str) -> int:
         return 0
 
 
-def _check_schema(database: str, run_dir: Optional[str]) -> None:
-    """Raise :class:`OutdatedDatabaseError` when `database` is older than the analyses' schema."""
-    version = _schema_version(database)
-    if version >= SCHEMA_VERSION or version == 0:  # 0: a database of another tool, queried as it is
-        return
+def _outdated_error(database: str, version: int, run_dir: Optional[str]) -> OutdatedDatabaseError:
+    """The error for `database` of schema `version`, with what to do about it."""
     how = (f"run `perfprof analyse {run_dir}` to rebuild it from the run's capture" if run_dir
            and os.path.isfile(os.path.join(run_dir, CAPTURE_FILE))
            else "the run kept no capture to rebuild it from (data_simplification=True): profile it again")
-    raise OutdatedDatabaseError(
+    return OutdatedDatabaseError(
         f"{database} was written by an older perfprof (database schema {version}; the analyses need "
         f"{SCHEMA_VERSION}): {how}")
 

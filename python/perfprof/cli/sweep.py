@@ -89,9 +89,9 @@ def sweep(grids: List[str], repeats: int, output_dir: str, timeout_s: Optional[f
 
 def _line(record: "RunRecord") -> str:
     """One finished run as the sweep reports it."""
-    from ..experiments import config_text
+    from ..experiments._sweep import Job
 
-    name = f"{config_text(record.config)} #{record.repeat + 1}"
+    name = Job(record.config, record.repeat).name
     colour = {"PASS": "green", "SKIP": "yellow"}.get(record.status, "red")
     if record.status == "PASS" and record.mean_step_ns is not None:
         detail = f"mean step {record.mean_step_ns / 1e6:.3f} ms over {len(record.step_times_ns) - record.warmup_steps}"
