@@ -1,6 +1,9 @@
 #include "analysis/step_trace_time.h"
 
+#include <algorithm>
+
 #include "analysis/device_work.h"
+#include "analysis/host_collectives.h"
 #include "analysis/op_tree.h"
 #include "analysis/profiler_steps.h"
 #include "analysis/time_intervals.h"
@@ -13,24 +16,52 @@ struct DeviceTime {
   TimeSet compute, communication, overlapped, any;
 };
 
-DeviceTime device_time(const TraceModel& model) {
+// The work's intervals by type; `any` also holds work of neither type (copies).
+struct DeviceWork {
   std::vector<TimeInterval> compute, communication, any;
+};
+
+DeviceTime device_time(DeviceWork work) {
+  DeviceTime time;
+  time.compute = union_of(std::move(work.compute));
+  time.communication = union_of(std::move(work.communication));
+  time.overlapped = intersection_of(time.compute, time.communication);
+  time.any = union_of(std::move(work.any));
+  return time;
+}
+
+DeviceWork gpu_work(const TraceModel& model) {
+  DeviceWork work;
   for (const GpuActivity& a : model.gpu.activities) {
     if (!is_device_work(a.kind)) continue;
     const TimeInterval interval{a.start_ns, a.end_ns};
-    any.push_back(interval);
+    work.any.push_back(interval);
     switch (device_work_type(model, a)) {
-      case DeviceWorkType::Compute: compute.push_back(interval); break;
-      case DeviceWorkType::Communication: communication.push_back(interval); break;
+      case DeviceWorkType::Compute: work.compute.push_back(interval); break;
+      case DeviceWorkType::Communication: work.communication.push_back(interval); break;
       case DeviceWorkType::Memory: break;
     }
   }
-  DeviceTime time;
-  time.compute = union_of(std::move(compute));
-  time.communication = union_of(std::move(communication));
-  time.overlapped = intersection_of(time.compute, time.communication);
-  time.any = union_of(std::move(any));
-  return time;
+  return work;
+}
+
+// The host as the device: operators compute, torch.distributed's ranges communicate.
+DeviceWork host_work(const TraceModel& model) {
+  const RangeTable& r = model.ranges;
+  DeviceWork work;
+  for (size_t i = 0; i < r.size(); ++i) {
+    if (r.kind[i] != RangeKind::CpuOp && r.kind[i] != RangeKind::UserAnnotation) continue;
+    const TimeInterval interval{r.begin_ns[i], r.end_ns[i]};
+    if (is_host_collective(model.str(r.name[i]))) {
+      work.communication.push_back(interval);
+    } else if (r.kind[i] == RangeKind::CpuOp) {
+      work.compute.push_back(interval);
+    } else {
+      continue;  // a user annotation is not work of its own
+    }
+    work.any.push_back(interval);
+  }
+  return work;
 }
 
 // The host's time in operators, and in GC pauses while no operator ran, over every thread.
@@ -54,8 +85,20 @@ HostTime host_time(const TraceModel& model) {
 
 }  // namespace
 
+StepTimeSource step_time_source(const TraceModel& model) {
+  const auto& activities = model.gpu.activities;
+  const bool device_work =
+      std::any_of(activities.begin(), activities.end(), [](const GpuActivity& a) { return is_device_work(a.kind); });
+  return device_work ? StepTimeSource::Device : StepTimeSource::Host;
+}
+
+std::string_view step_time_source_name(StepTimeSource source) {
+  return source == StepTimeSource::Device ? "device" : "host";
+}
+
 std::vector<StepTraceTime> step_trace_time(const TraceModel& model) {
-  const DeviceTime device = device_time(model);
+  const DeviceTime device =
+      device_time(step_time_source(model) == StepTimeSource::Device ? gpu_work(model) : host_work(model));
   std::vector<StepTraceTime> rows;
   for (const ProfilerStep& step : profiler_steps(model)) {
     const int64_t begin = step.begin_ns, end = step.end_ns;

@@ -22,6 +22,14 @@
 // Copies (memcpy, memset) are device work but neither computing nor communication, so
 // computing + communication_not_overlapped + free + (time only copies ran) = |step|.
 //
+// A trace without any device work (a CPU job: torch.distributed over gloo) has the host as its
+// device (StepTimeSource::Host), over every thread: C is the union of the PyTorch operators'
+// times (RangeKind::CpuOp) that are not communication, M the union of the ranges of
+// torch.distributed's operations (host_collectives.h: c10d::allreduce_ where it is called,
+// gloo:all_reduce for the whole exchange on gloo's thread, waiting for the other ranks included),
+// and A = C ∪ M; the formulas are the same, so free is the time no operator and no communication
+// ran (Python, data loading, sleeping).
+//
 // step_host_time adds (perfprof's; the run database has it, the CSV does not) where the host's
 // time went, over every thread, with O the union of PyTorch operators' times (RangeKind::CpuOp)
 // and G the union of garbage-collection pauses':
@@ -30,6 +38,7 @@
 // The rest of the step, |step| - host_operators - host_gc, is Python, the profiler and waiting.
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "trace/trace_model.h"
@@ -50,6 +59,14 @@ struct StepTraceTime {
   int64_t communication_not_overlapped_exclude_receive_ns = 0;
   int64_t preparing_ns = 0;
 };
+
+// What step_trace_time takes as the device: the GPUs, or the host when no device work was recorded.
+enum class StepTimeSource : uint8_t { Device, Host };
+
+StepTimeSource step_time_source(const TraceModel& model);
+
+// "device", "host".
+std::string_view step_time_source_name(StepTimeSource source);
 
 // One row per ProfilerStep#N range, in begin order.
 std::vector<StepTraceTime> step_trace_time(const TraceModel& model);

@@ -1,9 +1,11 @@
 #pragma once
 // A TraceModel built by hand, for tests of what reads the trace model (analysis, exporters).
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <string_view>
 #include <optional>
+#include <vector>
 #include <unordered_map>
 
 #include "test_util.h"
@@ -76,6 +78,15 @@ class ModelBuilder {
     model_.gpu.activities.push_back(a);
     model_.gpu.external_ids.push_back(external_id);
     return model_.gpu.activities.back();
+  }
+  // Gives range `row` the input types torch records ("float", "TensorList", ...) beside its dims.
+  void input_types(size_t row, std::initializer_list<std::string_view> types) {
+    ArgSet args = model_.args(model_.ranges.args[row]);
+    std::vector<StringId> ids;
+    for (const std::string_view type : types) ids.push_back(intern(type));
+    args.args.push_back({ArgKey::InputTypes, std::move(ids)});
+    model_.ranges.args[row] = ArgSetId{static_cast<uint32_t>(model_.arg_sets.size())};
+    model_.arg_sets.push_back(std::move(args));
   }
   const TraceModel& model() const { return model_; }
   TraceModel& mutable_model() { return model_; }

@@ -13,6 +13,7 @@ import fake_cupti
 import perfprof
 from database_checks import NSYS_KERNEL_SUMMARY, assert_sound, query, text, us_to_ns
 from perfprof import mstx
+from perfprof.analysis._run_database import SCHEMA_VERSION
 from trace_checks import load_trace
 
 GLOBAL = 0x1000000  # nsys: globalTid = pid * 0x1000000 + tid
@@ -64,7 +65,7 @@ def test_cpu_run_ranges_steps_and_shapes_match_the_trace(tmp_path):
     threads = query(path, "SELECT s.value, t.globalTid FROM ThreadNames t JOIN StringIds s ON s.id = t.nameId")
     assert sorted(threads) == sorted((name, pid * GLOBAL + tid) for tid, name in prof.trace.thread_names.items())
     meta = dict(query(path, "SELECT name, value FROM META_DATA"))
-    assert meta["schema_version"] == "2" and meta["user"] == '"value"' and meta["rank"] == "0"
+    assert meta["schema_version"] == str(SCHEMA_VERSION) and meta["user"] == '"value"' and meta["rank"] == "0"
     assert query(path, "SELECT pid, globalPid FROM PROCESSES") == [(pid, pid * GLOBAL)]
 
 
@@ -94,7 +95,7 @@ def test_operators_carry_their_flops_and_their_python_stack(tmp_path):
     assert caller > 0 and any("test_operators_carry_their_flops" in name for name in names[caller + 1:])
     assert query(path, "SELECT count(*) FROM PYTORCH_API WHERE flops IS NOT NULL AND callchainId IS NULL") == [(0,)]
     assert dict(query(path, "SELECT name, value FROM META_DATA_EXPORT")) == {
-        "EXPORT_PROGRAM": "perfprof", "EXPORT_SCHEMA_VERSION": "2", "TIME_UNIT": "ns since the Unix epoch"}
+        "EXPORT_PROGRAM": "perfprof", "EXPORT_SCHEMA_VERSION": str(SCHEMA_VERSION), "TIME_UNIT": "ns since the Unix epoch"}
 
 
 def prof_export(prof, tmp_path, name="trace.json"):

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from analysis_runs import constructed_run
+from perfprof.analysis._run_database import SCHEMA_VERSION
 from test_analysis_gpu_time import SCENARIO  # its hand-computed numbers are checked there
 
 
@@ -140,7 +141,7 @@ def test_a_database_of_an_older_perfprof_is_rebuilt_from_the_capture_or_named(tm
     set_schema("1")
     result = summary(run_dir, "--format", "json", "-a", "run_info")
     assert result.returncode == 0, result.stderr
-    assert "building the database of" in result.stderr and schema() == "2"
+    assert "building the database of" in result.stderr and schema() == str(SCHEMA_VERSION)
 
     set_schema("1")
     result = summary(database, "-a", "run_info")  # a database file is read, never rebuilt
@@ -149,7 +150,7 @@ def test_a_database_of_an_older_perfprof_is_rebuilt_from_the_capture_or_named(tm
     for path in (run_dir, database):
         result = summary(path, "-a", "run_info")
         assert result.returncode == 1
-        assert "written by an older perfprof (database schema 1; the analyses need 2)" in result.stderr
+        assert f"written by an older perfprof (database schema 1; the analyses need {SCHEMA_VERSION})" in result.stderr
         assert "profile it again" in result.stderr
 
 

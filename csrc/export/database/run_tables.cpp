@@ -3,6 +3,7 @@
 // process and its threads (nsys's PROCESSES and ThreadNames), perfprof's COUNTERS, and StringIds.
 #include <fmt/format.h>
 
+#include "analysis/step_trace_time.h"
 #include "export/database/table.h"
 #include "export/database/tables.h"
 
@@ -83,6 +84,8 @@ std::vector<std::pair<std::string, std::string>> meta_data(const Context& c, con
       {"rank", std::to_string(options.rank)},
       {"world_size", std::to_string(options.world_size)},
       {"distributed_backend", options.distributed_backend},
+      // What STEP_TRACE_TIME's device columns measure: "device" (the GPUs) or "host" (no device work).
+      {"step_time_source", std::string(step_time_source_name(step_time_source(c.model)))},
   };
   for (const auto& [name, value] : c.model.stats.named()) rows.emplace_back(fmt::format("stats.{}", name), std::to_string(value));
   rows.insert(rows.end(), options.metadata.begin(), options.metadata.end());

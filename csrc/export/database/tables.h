@@ -6,7 +6,7 @@
 namespace perfprof::db {
 
 // The schema version in META_DATA: raised whenever a table or column changes meaning or goes.
-inline constexpr int kSchemaVersion = 2;
+inline constexpr int kSchemaVersion = 3;
 
 // CUPTI_ACTIVITY_KIND_KERNEL, _MEMCPY, _MEMSET, _SYNCHRONIZATION, TARGET_INFO_GPU (gpu_tables.cpp).
 void write_gpu_tables(Context& c);
@@ -24,6 +24,8 @@ void write_run_tables(Context& c, const DatabaseOptions& options);
 // KERNEL_DETAILS, OPERATOR_DETAILS, OP_STATISTIC, API_STATISTIC, STEP_TRACE_TIME,
 // DATA_PREPROCESS: the summary tables' rows (summary_tables.cpp).
 void write_summary_tables(Context& c);
+// COMMUNICATION_OP: each collective and point-to-point operation (communication_tables.cpp).
+void write_communication_tables(Context& c);
 // StringIds: last, once every writer has added its texts (run_tables.cpp).
 void write_string_table(Context& c);
 
