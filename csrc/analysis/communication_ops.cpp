@@ -1,6 +1,7 @@
 #include "analysis/communication_ops.h"
 
 #include <algorithm>
+#include <charconv>
 #include <string>
 
 #include "analysis/host_collectives.h"
@@ -84,6 +85,46 @@ void set_size(const TraceModel& model, size_t row, CommunicationOp& op) {
   if (sized) op.bytes = bytes;
 }
 
+// c10d's point-to-point calls: their third argument is the peer (dst for send, src for recv).
+bool is_point_to_point_call(std::string_view name) {
+  return name == "c10d::send" || name == "c10d::recv_" || name == "c10d::send_" || name == "c10d::recv";
+}
+
+bool is_point_to_point(std::string_view backend_range) {
+  const auto ends_with = [&](std::string_view suffix) {
+    return backend_range.size() >= suffix.size() && backend_range.substr(backend_range.size() - suffix.size()) == suffix;
+  };
+  return ends_with(":send") || ends_with(":recv");
+}
+
+// The peer of the point-to-point range at `row`: the argument of the latest c10d call that
+// began on its thread no later than it did (ranges of a track are in begin order), looking back
+// no further than the backend's range before it (which that call belongs to).
+std::optional<int64_t> peer_of(const TraceModel& model, size_t row) {
+  const RangeTable& r = model.ranges;
+  constexpr size_t kPeerArgument = 2;
+  for (size_t i = row; i-- > 0 && r.track[i] == r.track[row];) {
+    const std::string& name = model.str(r.name[i]);
+    if (is_backend_collective(name)) return std::nullopt;
+    if (!is_point_to_point_call(name)) continue;
+    const auto* concrete = model.args(r.args[i]).find<std::vector<StringId>>(ArgKey::ConcreteInputs);
+    if (concrete == nullptr || concrete->size() <= kPeerArgument) return std::nullopt;
+    const std::string& text = model.str((*concrete)[kPeerArgument]);
+    int64_t peer = 0;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), peer);
+    if (error != std::errc() || end != text.data() + text.size()) return std::nullopt;
+    return peer;
+  }
+  return std::nullopt;
+}
+
+// Size, type and peer of an operation from its backend range at `row`.
+void describe_from_range(const TraceModel& model, size_t row, CommunicationOp& op) {
+  op.range_row = static_cast<int64_t>(row);
+  set_size(model, row, op);
+  if (is_point_to_point(model.str(model.ranges.name[row]))) op.peer = peer_of(model, row);
+}
+
 // The backend's range around the launch of a device row: up from the CUDA call that launched it.
 int64_t backend_range_around(const AnalysedTrace& trace, int64_t launch_row) {
   const TraceModel& model = trace.model();
@@ -111,8 +152,8 @@ std::vector<CommunicationOp> communication_ops(const AnalysedTrace& trace) {
     op.end_ns = kernel.start_ns + kernel.duration_ns;
     op.device = kernel.device;
     op.stream = kernel.stream;
-    op.range_row = backend_range_around(trace, kernel.launch_row);
-    if (op.range_row >= 0) set_size(model, static_cast<size_t>(op.range_row), op);
+    const int64_t range = backend_range_around(trace, kernel.launch_row);
+    if (range >= 0) describe_from_range(model, static_cast<size_t>(range), op);
     ops.push_back(op);
   }
   const RangeTable& r = model.ranges;
@@ -123,8 +164,7 @@ std::vector<CommunicationOp> communication_ops(const AnalysedTrace& trace) {
     op.begin_ns = r.begin_ns[i];
     op.end_ns = r.end_ns[i];
     op.track = r.track[i];
-    op.range_row = static_cast<int64_t>(i);
-    set_size(model, i, op);
+    describe_from_range(model, i, op);
     ops.push_back(op);
   }
   return ops;

@@ -35,6 +35,10 @@ struct CommunicationOp {
   std::optional<uint64_t> elements;  // Σ elements of the range's tensor inputs
   std::optional<uint64_t> bytes;     // the same in bytes, when every tensor input's type is known
   std::optional<StringId> data_type;  // the first tensor input's type ("float")
+  // A send's destination or a receive's source (its rank in the process group), from the
+  // arguments of the c10d::send / c10d::recv_ call that started it (torch records them with
+  // record_shapes); none for collectives.
+  std::optional<int64_t> peer;
 };
 
 // Device rows (in kernel_details' order), then host rows (in range order).

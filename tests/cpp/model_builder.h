@@ -79,12 +79,13 @@ class ModelBuilder {
     model_.gpu.external_ids.push_back(external_id);
     return model_.gpu.activities.back();
   }
-  // Gives range `row` the input types torch records ("float", "TensorList", ...) beside its dims.
-  void input_types(size_t row, std::initializer_list<std::string_view> types) {
+  // Adds a list of texts, one per input, to the args of range `row`: its input types
+  // (ArgKey::InputTypes: "float", "TensorList", ...) or its concrete inputs (ArgKey::ConcreteInputs).
+  void input_texts(size_t row, ArgKey key, std::initializer_list<std::string_view> texts) {
     ArgSet args = model_.args(model_.ranges.args[row]);
     std::vector<StringId> ids;
-    for (const std::string_view type : types) ids.push_back(intern(type));
-    args.args.push_back({ArgKey::InputTypes, std::move(ids)});
+    for (const std::string_view text : texts) ids.push_back(intern(text));
+    args.args.push_back({key, std::move(ids)});
     model_.ranges.args[row] = ArgSetId{static_cast<uint32_t>(model_.arg_sets.size())};
     model_.arg_sets.push_back(std::move(args));
   }

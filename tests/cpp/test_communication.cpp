@@ -75,8 +75,8 @@ TEST(StepTraceTime, AnyDeviceWorkMakesTheGpuTheDevice) {
 
 TEST(CommunicationOps, BackendRangesWithTheirSizesFromShapesAndTypes) {
   ModelBuilder b = cpu_job_over_gloo();
-  b.input_types(6, {"float"});       // [[1000]]: 1000 floats
-  b.input_types(7, {"TensorList"});  // [[[4, 8], [16]]]: 48 elements of a type not recorded
+  b.input_texts(6, ArgKey::InputTypes, {"float"});       // [[1000]]: 1000 floats
+  b.input_texts(7, ArgKey::InputTypes, {"TensorList"});  // [[[4, 8], [16]]]: 48 elements of a type not recorded
   const std::vector<CommunicationOp> ops = communication_ops(AnalysedTrace(b.model()));
   ASSERT_EQ(ops.size(), 2u);  // c10d::allreduce_ is the call, not the exchange
   EXPECT_EQ(ops[0].source, CommunicationSource::Host);
@@ -91,12 +91,30 @@ TEST(CommunicationOps, BackendRangesWithTheirSizesFromShapesAndTypes) {
   EXPECT_EQ(ops[1].elements, 4u * 8u + 16u);
   EXPECT_FALSE(ops[1].bytes.has_value());
   EXPECT_FALSE(ops[1].data_type.has_value());
+  EXPECT_FALSE(ops[0].peer.has_value());  // a collective has no one peer
+}
+
+// gloo's send runs on the calling thread after c10d::send, whose third argument is the peer.
+TEST(CommunicationOps, PointToPointOperationsTakeThePeerFromTheirC10dCall) {
+  ModelBuilder b;
+  const size_t send = b.op(100, 120, "c10d::send", 1, "[[[1000]], [], [], []]");
+  b.input_texts(send, ArgKey::ConcreteInputs, {"", "", "3", "0"});
+  b.range(110, 900, "gloo:send", "user_annotation", 2, 0, 0, "[[1000]]");
+  const size_t recv = b.op(1000, 1010, "c10d::recv_", 3, "");
+  b.input_texts(recv, ArgKey::ConcreteInputs, {"", "", "5", "0"});
+  b.range(1020, 1500, "gloo:recv", "user_annotation", 4);
+  b.range(2000, 2100, "gloo:send", "user_annotation", 5, 0, 1);  // another thread's: no call there
+  const std::vector<CommunicationOp> ops = communication_ops(AnalysedTrace(b.model()));
+  ASSERT_EQ(ops.size(), 3u);
+  EXPECT_EQ(ops[0].peer, 3);
+  EXPECT_EQ(ops[1].peer, 5);
+  EXPECT_FALSE(ops[2].peer.has_value());
 }
 
 TEST(CommunicationOps, AKernelTakesTheSizeOfTheBackendRangeAroundItsLaunch) {
   ModelBuilder b;
   const size_t range = b.range(100, 400, "nccl:all_reduce", "user_annotation", 1, 0, 0, "[[2, 512]]");
-  b.input_types(range, {"c10::BFloat16"});
+  b.input_texts(range, ArgKey::InputTypes, {"c10::BFloat16"});
   b.api_call(150, 180, "cudaLaunchKernel", 42);
   b.gpu_work(500, 900, "ncclDevKernel_AllReduce_Sum_bf16_RING_LL", 13, 42);
   b.gpu_work(900, 950, "void gemm_kernel<float>(float*)", 13, 0);

@@ -30,6 +30,7 @@ const Table<CommunicationRef> kCommunicationOp{
         {"count", SqlType::Integer, [](const CommunicationRef& r) { return SqlValue(r.op.elements); }},
         {"bytes", SqlType::Integer, [](const CommunicationRef& r) { return SqlValue(r.op.bytes); }},
         {"dataType", SqlType::Integer, [](const CommunicationRef& r) { return SqlValue(r.op.data_type); }},
+        {"peer", SqlType::Integer, [](const CommunicationRef& r) { return SqlValue(r.op.peer); }},
     }};
 
 }  // namespace
