@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what building and running perfprof needs on a fresh Debian machine, then perfprof.
 #   scripts/install-deps.sh          runtime: fmt, zlib and SQLite headers, PyTorch (CPU), perfprof with plotting
+#                                    and cluster analysis
 #   scripts/install-deps.sh --test   also GoogleTest, Chromium, the sqlite3 tool and the Python test dependencies
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,9 +30,9 @@ fi
 python3 -m pip install -q --upgrade pip
 # Pinned: an unpinned torch would pull the CUDA build and its gigabytes of wheels.
 python3 -m pip install -q torch==2.13.0
-# plot: matplotlib and PyYAML, for perfprof plot and the demo's auto-plot.
+# plot: matplotlib and PyYAML, for perfprof plot and the demo's auto-plot; cluster: DuckDB and Dask.
 if ((with_tests)); then
-  python3 -m pip install -q ".[test,plot]"
+  python3 -m pip install -q ".[test,plot,cluster]"
 else
-  python3 -m pip install -q ".[plot]"
+  python3 -m pip install -q ".[plot,cluster]"
 fi

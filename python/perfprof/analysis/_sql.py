@@ -9,7 +9,12 @@ SQL_DIR = os.path.join(os.path.dirname(__file__), "sql")
 
 
 @functools.lru_cache(maxsize=None)
-def query_text(name: str) -> str:
-    """The text of ``sql/<name>.sql``."""
-    with open(os.path.join(SQL_DIR, f"{name}.sql"), encoding="utf-8") as file:
+def sql_file_text(directory: str, name: str) -> str:
+    """The text of ``<directory>/<name>.sql``."""
+    with open(os.path.join(directory, f"{name}.sql"), encoding="utf-8") as file:
         return file.read()
+
+
+def query_text(name: str) -> str:
+    """The text of the analyses' ``sql/<name>.sql``."""
+    return sql_file_text(SQL_DIR, name)

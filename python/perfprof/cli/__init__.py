@@ -240,11 +240,12 @@ def _read_config(path: str):  # type: ignore[no-untyped-def]
 def _register_commands() -> None:
     # Commands in modules of their own; imported last because they use this module's exit codes.
     from .aggregate import aggregate
+    from .cluster import cluster
     from .compare import compare
     from .plot import plot
     from .sweep import sweep
 
-    for command in (aggregate, compare, plot, sweep):
+    for command in (aggregate, cluster, compare, plot, sweep):
         main.add_command(command)
 
 

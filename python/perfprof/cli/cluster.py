@@ -1,0 +1,100 @@
+"""``perfprof cluster``: one view of a distributed job's ranks (docs/cluster.md)."""
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from typing import TYPE_CHECKING, Iterator, Optional
+
+import click
+
+from ..cluster import MODES
+from . import EXIT_FAILED, EXIT_OK
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from ..cluster import ClusterResult, Progress as ClusterProgress, RunSummary
+
+
+@click.command()
+@click.argument("directory", type=click.Path(exists=True, file_okay=False))
+@click.option("-o", "--output", "output_dir", type=click.Path(file_okay=False), default=None,
+              help="Where the outputs go [default: DIRECTORY/cluster_analysis_output].")
+@click.option("--mode", type=click.Choice(MODES), default="local", show_default=True,
+              help="local: summarise the ranks in processes here; dask: on a Dask cluster "
+                   "(--scheduler, or a LocalCluster started here).")
+@click.option("--scheduler", metavar="ADDRESS", default=None,
+              help="With --mode dask: a running Dask scheduler (tcp://host:8786); its workers must see "
+                   "DIRECTORY and the output folder at the same paths.")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
+              help="Ranks summarised at once (processes, or LocalCluster workers) [default: CPUs].")
+@click.option("--merge-trace", is_flag=True,
+              help="Also write cluster_trace.json.gz: every rank's trace in one, a process per rank (large).")
+def cluster(directory: str, output_dir: Optional[str], mode: str, scheduler: Optional[str], jobs: Optional[int],
+            merge_trace: bool) -> None:
+    """Analyse the ranks of a distributed job together: the run directories under DIRECTORY (one
+    or more per rank; databases are built from captures where missing).
+
+    Writes cluster_step_trace_time.csv (each step's breakdown per rank, with max, min and mean),
+    cluster_communication.json and cluster_communication_matrix.json (collectives and
+    point-to-point traffic), cluster_analysis.duckdb (all of it, queryable) and
+    cluster_report.md, then prints the slow ranks it found with the evidence.
+
+    \b
+    perfprof cluster result/                       # result/cluster_analysis_output/
+    perfprof cluster result/ --mode dask --scheduler tcp://10.0.0.1:8786
+    perfprof summary result/cluster_analysis_output
+    """
+    from rich.console import Console
+
+    from ..analysis._run_database import NoRunError
+    from ..cluster import ClusterError, MissingDependencyError, analyse_cluster
+
+    console = Console(stderr=True)
+    if scheduler is not None and mode != "dask":
+        raise click.BadParameter("a scheduler's address needs --mode dask", param_hint="--scheduler")
+    try:
+        with _progress(console) as progress:
+            result = analyse_cluster(directory, output_dir, mode, scheduler, jobs, merge_trace, progress)
+    except (ClusterError, NoRunError, MissingDependencyError) as error:
+        raise click.ClickException(str(error)) from None
+    _print_result(result)
+    sys.exit(EXIT_FAILED if any(run.error for run in result.runs) else EXIT_OK)
+
+
+@contextlib.contextmanager
+def _progress(console: "Console") -> Iterator["ClusterProgress"]:
+    """A progress bar over the ranks' run directories, then the stage being done; failures and
+    databases built from captures printed as they happen."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from ..cluster import Progress as ClusterProgress
+
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=console, transient=True) as bars:
+        task = bars.add_task("summarising the ranks' runs", total=None)
+
+        def on_run(summary: "RunSummary") -> None:
+            bars.advance(task)
+            if summary.error:
+                console.print(f"[red]failed[/red] {summary.run_dir}: {summary.error}", highlight=False, soft_wrap=True)
+            elif summary.built:
+                console.print(f"built the database of {summary.run_dir} from its capture", highlight=False,
+                              soft_wrap=True)
+
+        yield ClusterProgress(on_runs=lambda count: bars.update(task, total=count), on_run=on_run,
+                              on_stage=lambda stage: bars.update(task, description=stage))
+
+
+def _print_result(result: "ClusterResult") -> None:
+    from rich.console import Console
+    from rich.markdown import Markdown
+
+    from ..cluster._report import slow_rank_lines
+
+    out = Console()
+    lines = [f"{len(result.ranks)} ranks analysed."] + [f"- {note}" for note in result.notes]
+    out.print(Markdown("\n".join(lines + [""] + slow_rank_lines(result.slow_ranks))))
+    out.print(f"Written to {result.output_dir}: " + ", ".join(os.path.basename(path) for path in result.files),
+              highlight=False, soft_wrap=True)
