@@ -2,10 +2,12 @@
 `perfprof run` tests profile it from outside.
 
     python dp_train.py [--steps N] [--until FILE] [--step-seconds S] [--distributed] [--exit-code C]
+                       [--slow-rank R --slow-factor F]
 
 Trains until N optimizer steps are done (default 1000), or, given --until and no --steps, until
 FILE exists (the loop stops at the next step; a test that waits on a slow machine must not see
-the job end first); prints "rank R trained K steps" at the end and exits with C.
+the job end first); prints "rank R trained K steps" at the end and exits with C. Each step
+sleeps S seconds (its "data loading"), F times that on rank R (a slow rank for cluster analysis).
 """
 import argparse
 import os
@@ -34,6 +36,8 @@ def main() -> int:
     parser.add_argument("--step-seconds", type=float, default=0.02)
     parser.add_argument("--distributed", action="store_true")
     parser.add_argument("--exit-code", type=int, default=0)
+    parser.add_argument("--slow-rank", type=int, default=None)
+    parser.add_argument("--slow-factor", type=float, default=1.0)
     args = parser.parse_args()
     if args.steps is None:
         args.steps = sys.maxsize if args.until else 1000
@@ -44,6 +48,7 @@ def main() -> int:
         rank = torch.distributed.get_rank()
         model = torch.nn.parallel.DistributedDataParallel(model)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+    step_seconds = args.step_seconds * (args.slow_factor if rank == args.slow_rank else 1.0)
     steps = 0
     while steps < args.steps and not stop_requested(args.until, args.distributed):
         loss = model(torch.randn(8, 16)).pow(2).mean()
@@ -51,7 +56,7 @@ def main() -> int:
         loss.backward()
         optimizer.step()
         steps += 1
-        time.sleep(args.step_seconds)
+        time.sleep(step_seconds)
     if args.distributed:
         torch.distributed.barrier()
         torch.distributed.destroy_process_group()

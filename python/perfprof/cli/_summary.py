@@ -2,11 +2,14 @@
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import sqlite3
 from typing import TYPE_CHECKING, List, Optional, Sequence
 
 import click
+
+from ..cluster import is_cluster_output
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -26,7 +29,10 @@ def print_summaries(paths: List[str], output_format: str, top: int, names: Optio
         raise click.BadParameter(str(error), param_hint="--analysis") from None
     console = Console(stderr=True)
     failed = 0
-    runs = _runs_at(paths)
+    clusters = [path for path in paths if is_cluster_output(path)]
+    for path in clusters:
+        _print_cluster(path, output_format)
+    runs = _runs_at([path for path in paths if path not in clusters])
     for run_path in runs:
         try:
             _print_summary(run_path, output_format, top, names, console, heading=len(runs) > 1)
@@ -38,6 +44,30 @@ def print_summaries(paths: List[str], output_format: str, top: int, names: Optio
             console.print(f"[red]failed[/red] {run_path}: not a readable perfprof database: {error}",
                           highlight=False, soft_wrap=True)
     return 1 if failed else 0
+
+
+def _print_cluster(path: str, output_format: str) -> None:
+    """Print the outputs of `perfprof cluster` in `path`: its report (text, markdown), its step
+    table (csv), or its slow ranks and report (json)."""
+    from ..cluster._reduce import STEP_TRACE_FILE
+    from ..cluster._report import REPORT_FILE
+
+    with open(os.path.join(path, REPORT_FILE), encoding="utf-8") as file:
+        report = file.read()
+    if output_format == "markdown":
+        click.echo(report, nl=False)
+    elif output_format == "csv":
+        with open(os.path.join(path, STEP_TRACE_FILE), encoding="utf-8") as file:
+            click.echo(file.read(), nl=False)
+    elif output_format == "json":
+        from ..cluster import slow_ranks_of
+
+        click.echo(json.dumps({"cluster": path, "slow_ranks": slow_ranks_of(path), "report": report}, indent=1))
+    else:
+        from rich.console import Console
+        from rich.markdown import Markdown
+
+        Console().print(Markdown(report))
 
 
 def _runs_at(paths: List[str]) -> List[str]:

@@ -94,7 +94,8 @@ def _print_result(result: "ClusterResult") -> None:
     from ..cluster._report import slow_rank_lines
 
     out = Console()
-    lines = [f"{len(result.ranks)} ranks analysed."] + [f"- {note}" for note in result.notes]
+    count = len(result.ranks)
+    lines = [f"{count} rank{'s' if count != 1 else ''} analysed."] + [f"- {note}" for note in result.notes]
     out.print(Markdown("\n".join(lines + [""] + slow_rank_lines(result.slow_ranks))))
     out.print(f"Written to {result.output_dir}: " + ", ".join(os.path.basename(path) for path in result.files),
               highlight=False, soft_wrap=True)

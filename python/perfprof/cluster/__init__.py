@@ -21,7 +21,7 @@ from ._reduce import ClusterError
 from ._slow_rank import SlowRank
 
 __all__ = ["analyse_cluster", "ClusterResult", "ClusterError", "MissingDependencyError", "RunSummary", "SlowRank",
-           "DEFAULT_OUTPUT_DIR", "MODES", "Progress", "is_cluster_output"]
+           "DEFAULT_OUTPUT_DIR", "MODES", "Progress", "is_cluster_output", "slow_ranks_of"]
 
 #: Where the outputs go by default, inside the folder analysed.
 DEFAULT_OUTPUT_DIR = "cluster_analysis_output"
@@ -99,7 +99,7 @@ def analyse_cluster(directory: "os.PathLike[str] | str", output_dir: "os.PathLik
     runs.sort(key=lambda summary: summary.run_dir)
     analysed, notes = _usable_runs(runs)
     progress.on_stage("joining the ranks in DuckDB")
-    result = _reduce(directory, output, parquet_dir, analysed, runs, notes)
+    result = _join_ranks(directory, output, parquet_dir, analysed, runs, notes)
     if merge_trace:
         progress.on_stage("writing the merged trace")
         result.files.append(_merge_traces(analysed, output, result.notes))
@@ -155,7 +155,7 @@ def _usable_runs(runs: List[RunSummary]) -> "tuple[List[RunSummary], List[str]]"
     return analysed, notes
 
 
-def _reduce(directory: str, output: str, parquet_dir: str, analysed: List[RunSummary], runs: List[RunSummary],
+def _join_ranks(directory: str, output: str, parquet_dir: str, analysed: List[RunSummary], runs: List[RunSummary],
             notes: List[str]) -> ClusterResult:
     from ._map import parquet_files
     from ._reduce import DATABASE_FILE, check_steps_are_unique, derive_tables, load_tables, open_database, \
@@ -192,6 +192,23 @@ def _merge_traces(analysed: List[RunSummary], output: str, notes: List[str]) -> 
                                 os.path.join(output, MERGED_TRACE_FILE))
     notes += [f"merged trace: left out {skipped}" for skipped in merged.skipped]
     return merged.path
+
+
+def slow_ranks_of(output_dir: "os.PathLike[str] | str") -> List[Dict[str, object]]:
+    """The slow ranks a cluster analysis wrote into `output_dir` (its database's slow_ranks table),
+    as dicts of the columns."""
+    _require("duckdb", "DuckDB")
+    import duckdb
+
+    from ._reduce import DATABASE_FILE
+
+    connection = duckdb.connect(os.path.join(os.fspath(output_dir), DATABASE_FILE), read_only=True)
+    try:
+        cursor = connection.execute("SELECT * FROM slow_ranks")
+        names = [column[0] for column in cursor.description]
+        return [dict(zip(names, row)) for row in cursor.fetchall()]
+    finally:
+        connection.close()
 
 
 def is_cluster_output(path: "os.PathLike[str] | str") -> bool:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import os
-from typing import Callable, Iterator, List, Optional, Sequence
+from typing import Iterator, Optional, Sequence
 
 from ._map import RunSummary, summarize_run
 
@@ -68,11 +68,3 @@ def _map_on_dask(run_dirs: Sequence[str], parquet_dir: str, jobs: int,
         if cluster is not None:
             cluster.close()
 
-
-def collect(summaries: Iterator[RunSummary], on_summary: Callable[[RunSummary], None]) -> List[RunSummary]:
-    """Every summary of `summaries`, sorted by run directory, calling `on_summary` with each as it comes."""
-    found = []
-    for summary in summaries:
-        on_summary(summary)
-        found.append(summary)
-    return sorted(found, key=lambda summary: summary.run_dir)

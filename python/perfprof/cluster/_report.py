@@ -2,7 +2,7 @@
 with their evidence, each rank's mean step breakdown, the flagged steps and the collectives."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, List, Sequence
+from typing import TYPE_CHECKING, Any, List, Optional, Sequence, Tuple
 
 from ._slow_rank import SPREAD_THRESHOLD, SlowRank
 
@@ -17,12 +17,15 @@ MAX_FLAGGED_STEPS = 20
 def report(connection: "duckdb.DuckDBPyConnection", directory: str, slow: Sequence[SlowRank],
            notes: Sequence[str]) -> str:
     """The report's Markdown."""
-    ranks, world_size, steps, sources = connection.execute("""
+    run: Optional[Tuple[Any, ...]] = connection.execute("""
         SELECT count(DISTINCT rank), max(world_size), (SELECT count(DISTINCT step) FROM steps),
                string_agg(DISTINCT step_time_source, ', ' ORDER BY step_time_source)
         FROM run""").fetchone()
+    assert run is not None  # an aggregate's one row
+    ranks, world_size, steps, sources = run
     lines = [f"# perfprof cluster: {directory}", "",
-             f"{ranks} ranks (world size {world_size}), {steps} steps; the step breakdown measures the "
+             f"{ranks} rank{'s' if ranks != 1 else ''} (world size {world_size}), {steps} step{'s' if steps != 1 else ''}; "
+             "the step breakdown measures the "
              f"{'host (no device work was recorded)' if sources == 'host' else sources}.", ""]
     lines += [f"- {note}" for note in notes] + ([""] if notes else [])
     lines += ["## Slow ranks", ""] + slow_rank_lines(slow) + [""]

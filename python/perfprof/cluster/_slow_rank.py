@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, List, Optional
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
 from ..analysis._sql import sql_file_text
 from ._map import SQL_DIR
@@ -68,7 +68,7 @@ def detect(connection: "duckdb.DuckDBPyConnection") -> List[SlowRank]:
     connection.execute(sql_file_text(SQL_DIR, "cluster_step_values"))
     connection.execute(sql_file_text(SQL_DIR, "cluster_flagged_steps"), {"threshold": SPREAD_THRESHOLD})
     found = _from_steps(connection) + _from_collectives(connection)
-    strongest = {}
+    strongest: Dict[int, float] = {}
     for finding in found:
         strongest[finding.rank] = max(strongest.get(finding.rank, 0.0), finding.z)
     found.sort(key=lambda f: (-strongest[f.rank], f.rank, -f.z))
@@ -89,8 +89,10 @@ def _from_steps(connection: "duckdb.DuckDBPyConnection") -> List[SlowRank]:
             z = _z(votes, flagged, expected, variance)
             if z is None:
                 continue
-            excess_ns, others_ns = connection.execute(sql_file_text(SQL_DIR, "cluster_rank_excess"),
-                                                      {"rank": rank, "dimension": dimension}).fetchone()
+            excess: Optional[Tuple[Any, ...]] = connection.execute(
+                sql_file_text(SQL_DIR, "cluster_rank_excess"), {"rank": rank, "dimension": dimension}).fetchone()
+            assert excess is not None  # an aggregate's one row
+            excess_ns, others_ns = excess
             found.append(SlowRank(rank, dimension, votes, flagged, expected, z, excess_ns, others_ns))
     return found
 

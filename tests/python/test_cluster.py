@@ -1,0 +1,228 @@
+"""perfprof cluster on a real multi-rank job: a 4-rank torchrun job over gloo on CPU, profiled
+from outside with `perfprof run`, one rank sleeping 20% longer every step. The cluster analysis
+must name that rank and the dimension, its step table must equal a computation by hand from the
+ranks' databases, and Dask's mode must give the same outputs as local processes."""
+from __future__ import annotations
+
+import csv
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+from typing import Dict, List, Tuple
+
+import pytest
+
+from child_process import child_env
+
+pytest.importorskip("duckdb")
+
+TRAIN = str(Path(__file__).with_name("dp_train.py"))
+RANKS = 4
+SLOW_RANK = 2
+STEP_SECONDS = 0.05  # each step's sleep; the slow rank's is 20% longer (10 ms)
+# Ranges of torch.distributed as the documented host breakdown counts them (host_collectives.h).
+COLLECTIVE_PREFIXES = ("c10d::", "gloo:", "nccl:", "mpi:", "ucc:")
+CSV_COLUMNS = ("Computing", "Communication(Not Overlapped)", "Overlapped", "Communication", "Free", "Preparing")
+
+
+def perfprof_command(*arguments: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "perfprof", *arguments], env=child_env(), capture_output=True,
+                          text=True, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def job(tmp_path_factory) -> Path:
+    """The run directories of the 4-rank job (two cycles per rank: 8 steps, then the tail)."""
+    if shutil.which("torchrun") is None:
+        pytest.skip("torchrun is not installed")
+    out = tmp_path_factory.mktemp("job")
+    result = subprocess.run(
+        ["torchrun", "--standalone", f"--nproc_per_node={RANKS}", "--no-python", sys.executable, "-m", "perfprof",
+         "run", "-o", str(out), "--export-type", "text,db", "--record-shapes",
+         "--schedule", "wait=1,warmup=1,active=8", TRAIN, "--distributed", "--steps", "12",
+         "--step-seconds", str(STEP_SECONDS), "--slow-rank", str(SLOW_RANK), "--slow-factor", "1.2"],
+        cwd=str(out), env=dict(child_env(), OMP_NUM_THREADS="1"), capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return out
+
+
+@pytest.fixture(scope="module")
+def local_output(job, tmp_path_factory) -> Tuple[Path, subprocess.CompletedProcess]:
+    output = tmp_path_factory.mktemp("local")
+    return output, perfprof_command("cluster", str(job), "-o", str(output), "-j", "2")
+
+
+def test_the_slow_rank_and_its_dimension_are_named(local_output):
+    output, result = local_output
+    assert result.returncode == 0, result.stderr
+    assert f"rank {SLOW_RANK} is slow" in result.stdout
+    report = (output / "cluster_report.md").read_text()
+    assert f"**rank {SLOW_RANK}** is slow (Free, Communication, Collectives)" in report
+    assert sum(line.startswith("- **rank") for line in report.splitlines()) == 1  # no other rank
+    assert f"{RANKS} ranks (world size {RANKS})" in report
+    # perfprof summary prints the report again.
+    again = perfprof_command("summary", str(output))
+    assert again.returncode == 0 and f"rank {SLOW_RANK} is slow" in again.stdout
+    slow = json.loads(perfprof_command("summary", str(output), "--format", "json").stdout)["slow_ranks"]
+    free = next(finding for finding in slow if finding["dimension"] == "Free")
+    assert free["rank"] == SLOW_RANK
+    # About 20% of the step's sleep: 10 ms more Free time than the other ranks.
+    assert 0.6 * 0.2 * STEP_SECONDS * 1e9 < free["excess_ns"] < 1.6 * 0.2 * STEP_SECONDS * 1e9
+
+
+def _union(intervals: List[Tuple[int, int]]) -> List[Tuple[int, int]]:
+    merged: List[List[int]] = []
+    for begin, end in sorted(intervals):
+        if merged and begin <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([begin, end])
+    return [(begin, end) for begin, end in merged]
+
+
+def _intersection(a: List[Tuple[int, int]], b: List[Tuple[int, int]]) -> List[Tuple[int, int]]:
+    found, i, j = [], 0, 0
+    while i < len(a) and j < len(b):
+        begin, end = max(a[i][0], b[j][0]), min(a[i][1], b[j][1])
+        if begin < end:
+            found.append((begin, end))
+        if a[i][1] < b[j][1]:
+            i += 1
+        else:
+            j += 1
+    return found
+
+
+def _covered(intervals: List[Tuple[int, int]], begin: int, end: int) -> int:
+    return sum(max(0, min(end, e) - max(begin, b)) for b, e in intervals)
+
+
+def _by_hand(database: str) -> Tuple[int, Dict[str, Dict[str, float]]]:
+    """The rank of a database and its steps' breakdown (microseconds), from PYTORCH_API's rows:
+    C the operators that are not torch.distributed's, M torch.distributed's ranges."""
+    connection = sqlite3.connect(database)
+    rank = int(connection.execute("SELECT value FROM META_DATA WHERE name = 'rank'").fetchone()[0])
+    rows = connection.execute("""SELECT p.startNs, p.endNs, s.value, t.name FROM PYTORCH_API p
+                                 JOIN StringIds s ON s.id = p.name JOIN ENUM_API_TYPE t ON t.id = p.type""").fetchall()
+    connection.close()
+    compute = _union([(b, e) for b, e, name, kind in rows if kind == "op" and not name.startswith(COLLECTIVE_PREFIXES)])
+    communication = _union([(b, e) for b, e, name, kind in rows
+                            if kind in ("op", "annotation") and name.startswith(COLLECTIVE_PREFIXES)])
+    overlapped = _intersection(compute, communication)
+    busy = _union(compute + communication)
+    steps = {}
+    for begin, end, name, kind in rows:
+        if kind != "step":
+            continue
+        computing, comm, overlap = (_covered(s, begin, end) for s in (compute, communication, overlapped))
+        first = min((max(b, begin) for b, e in busy if e > begin and b < end), default=end)
+        values = {"Computing": computing, "Communication(Not Overlapped)": comm - overlap, "Overlapped": overlap,
+                  "Communication": comm, "Free": (end - begin) - _covered(busy, begin, end), "Preparing": first - begin}
+        steps[name.split("#")[1]] = {column: value / 1e3 for column, value in values.items()}
+    return rank, steps
+
+
+def test_the_step_table_equals_a_computation_by_hand_from_the_ranks_databases(job, local_output):
+    output, _ = local_output
+    expected: Dict[Tuple[str, str, str], Dict[str, float]] = {}
+    for database in job.glob("*_perfprof/PERFPROF_OUTPUT/perfprof_*.db"):
+        rank, steps = _by_hand(str(database))
+        for step, values in steps.items():
+            expected[(step, "rank", str(rank))] = values
+    by_step: Dict[str, List[Dict[str, float]]] = {}
+    for (step, _, _), values in expected.items():
+        by_step.setdefault(step, []).append(values)
+    for step, ranks in by_step.items():
+        for statistic, combine in (("max", max), ("min", min), ("mean", lambda v: sum(v) / len(v))):
+            expected[(step, statistic, "")] = {column: combine([r[column] for r in ranks]) for column in CSV_COLUMNS}
+    with open(output / "cluster_step_trace_time.csv", newline="") as file:
+        rows = list(csv.DictReader(file))
+    assert len({row["Step"] for row in rows}) == 9  # 8 recorded steps, and the tail step of the second cycle
+    assert {(row["Step"], row["Type"], row["Index"]) for row in rows} == set(expected)
+    for row in rows:
+        hand = expected[(row["Step"], row["Type"], row["Index"])]
+        for column in CSV_COLUMNS:
+            assert float(row[column]) == pytest.approx(hand[column], abs=0.0011), (row["Step"], row["Type"], column)
+    assert [row["Type"] for row in rows[:RANKS + 3]] == ["rank"] * RANKS + ["max", "min", "mean"]
+
+
+def test_collectives_are_matched_across_ranks_with_their_sizes(local_output):
+    output, _ = local_output
+    communication = json.loads((output / "cluster_communication.json").read_text())
+    all_reduce = communication["collectives"]["gloo:all_reduce"]
+    assert all_reduce["ranks"] == RANKS and set(all_reduce["per_rank"]) == {str(r) for r in range(RANKS)}
+    model_bytes = 4 * ((16 * 32 + 32) + (32 * 4 + 4))  # DDP's one bucket: dp_train.py's parameters, float32
+    for rank, totals in all_reduce["per_rank"].items():
+        assert totals["count"] == all_reduce["instances"] == 8
+        assert totals["bytes"] == 8 * model_bytes and totals["data_type"] == "float"
+        assert totals["elapse_ns"] == totals["transit_ns"] + totals["wait_ns"]
+    slow = all_reduce["per_rank"][str(SLOW_RANK)]
+    assert slow["late_arrivals"] >= 6 and slow["wait_ns"] == min(r["wait_ns"] for r in all_reduce["per_rank"].values())
+    assert json.loads((output / "cluster_communication_matrix.json").read_text()) == {"pairs": []}  # no send/recv
+
+
+def test_dask_mode_gives_the_outputs_of_local_mode(job, local_output, tmp_path):
+    pytest.importorskip("distributed")
+    local, _ = local_output
+    result = perfprof_command("cluster", str(job), "-o", str(tmp_path), "--mode", "dask", "-j", "2")
+    assert result.returncode == 0, result.stderr
+    for name in ("cluster_step_trace_time.csv", "cluster_communication.json", "cluster_communication_matrix.json",
+                 "cluster_report.md"):
+        assert (tmp_path / name).read_text() == (local / name).read_text(), name
+
+
+def test_a_scheduler_address_runs_the_map_step_on_that_dask_cluster(job, local_output, tmp_path):
+    distributed = pytest.importorskip("distributed")
+    from perfprof.cluster import analyse_cluster
+
+    local, _ = local_output
+    with distributed.LocalCluster(n_workers=1, processes=False, dashboard_address=None) as dask_cluster:
+        result = analyse_cluster(job, tmp_path, mode="dask", scheduler=dask_cluster.scheduler_address)
+    assert result.ranks == list(range(RANKS)) and not result.notes
+    assert (tmp_path / "cluster_step_trace_time.csv").read_text() == (local / "cluster_step_trace_time.csv").read_text()
+
+
+def test_a_rank_that_cannot_be_read_is_left_out_and_named(job, tmp_path):
+    copy = tmp_path / "job"
+    shutil.copytree(job, copy, ignore=shutil.ignore_patterns("cluster_analysis_output"))
+    broken = sorted(copy.glob("*_perfprof/PERFPROF_OUTPUT/perfprof_3.db"))[0]
+    broken.write_bytes(b"not a database")
+    result = perfprof_command("cluster", str(copy), "-j", "1")
+    assert result.returncode == 1  # not everything was analysed
+    assert f"failed {broken.parent.parent}" in " ".join(result.stderr.split())
+    report = (copy / "cluster_analysis_output" / "cluster_report.md").read_text()
+    assert f"left out {broken.parent.parent}" in report
+    assert f"**rank {SLOW_RANK}** is slow" in report  # the other ranks are still analysed
+
+
+def test_runs_of_two_jobs_or_none_are_refused_with_what_to_do(job, tmp_path):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    result = perfprof_command("cluster", str(empty))
+    assert result.returncode == 1 and "no run directory there" in result.stderr
+    twice = tmp_path / "twice"
+    shutil.copytree(job, twice / "a", ignore=shutil.ignore_patterns("cluster_analysis_output"))
+    shutil.copytree(job, twice / "b", ignore=shutil.ignore_patterns("cluster_analysis_output"))
+    result = perfprof_command("cluster", str(twice))
+    assert result.returncode == 1 and "in 2 run directories" in result.stderr
+    assert "give perfprof cluster a folder that holds one run of the job" in " ".join(result.stderr.split())
+    result = perfprof_command("cluster", str(job), "--scheduler", "tcp://localhost:1")
+    assert result.returncode == 2 and "needs --mode dask" in result.stderr
+
+
+def test_runs_written_as_captures_get_their_databases_built_first(tmp_path):
+    run = subprocess.run([sys.executable, "-m", "perfprof", "run", "-o", str(tmp_path), "--no-analyse",
+                          "--schedule", "wait=0,warmup=1,active=3,repeat=1", TRAIN, "--steps", "6",
+                          "--step-seconds", "0.01"], env=child_env(), capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert not list(tmp_path.glob("*_perfprof/PERFPROF_OUTPUT"))  # the capture only
+    result = perfprof_command("cluster", str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    assert "built the database of" in result.stderr
+    assert "1 rank analysed" in result.stdout
+    with open(tmp_path / "cluster_analysis_output" / "cluster_step_trace_time.csv", newline="") as file:
+        assert {row["Type"] for row in csv.DictReader(file)} == {"rank", "max", "min", "mean"}

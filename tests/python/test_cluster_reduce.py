@@ -1,0 +1,135 @@
+"""The reduce step of perfprof cluster and its slow-rank detection on ranks written by hand
+(the map step's Parquet tables), against hand computations: step statistics, collective
+matching (transit, wait, the last to arrive), the point-to-point matrix and the outlier test."""
+from __future__ import annotations
+
+import csv
+import json
+import statistics
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence
+
+import pytest
+
+pytest.importorskip("duckdb")
+
+from perfprof.cluster import _reduce, _slow_rank  # noqa: E402
+from perfprof.cluster._map import write_parquet  # noqa: E402
+from perfprof.cluster._tables import COMMUNICATION, KERNELS, OPERATORS, RUNS, STEPS  # noqa: E402
+
+MS = 1_000_000
+
+
+def step_row(rank: int, step: int, computing: int, communication: int, free: int) -> List[object]:
+    """A STEP_TRACE_TIME row of a 100 ms step with no overlap."""
+    begin = step * 100 * MS
+    return [rank, f"run{rank}", str(step), begin, begin + 100 * MS, computing, communication, 0, communication, free,
+            100 * MS, 0, communication, 0]
+
+
+def collective(rank: int, name: str, start: int, elapse: int, size: Optional[int] = 4000,
+               peer: Optional[int] = None) -> List[object]:
+    return [rank, f"run{rank}", name, "host", start, start + elapse, size, None if size is None else size // 4,
+            "float", peer, "1"]
+
+
+def reduce(tmp_path: Path, steps: Sequence[List[object]], communication: Sequence[List[object]] = ()):
+    """Write the tables as the map step does (one file per rank), then reduce them; returns the
+    output folder and the slow ranks found."""
+    ranks = sorted({row[0] for row in steps})
+    tables: Dict[str, List[str]] = {}
+    for table, rows in ((RUNS, [[r, f"run{r}", len(ranks), "gloo", "host", 1, 1] for r in ranks]),
+                        (STEPS, steps), (COMMUNICATION, communication), (KERNELS, []), (OPERATORS, [])):
+        for rank in ranks:
+            path = str(tmp_path / "parquet" / table.name / f"run_{rank}.parquet")
+            write_parquet(table, [row for row in rows if row[0] == rank], path)
+            tables.setdefault(table.name, []).append(path)
+    connection = _reduce.open_database(str(tmp_path))
+    try:
+        _reduce.load_tables(connection, tables, [f"run{r}" for r in ranks])
+        _reduce.derive_tables(connection)
+        _reduce.write_files(connection, str(tmp_path))
+        return _slow_rank.detect(connection)
+    finally:
+        connection.close()
+
+
+def test_a_rank_computing_longer_is_named_with_its_excess_over_the_others_median(tmp_path):
+    computing = {0: [40, 41, 39, 40], 1: [52, 53, 51, 52], 2: [40, 39, 41, 40]}  # ms per step
+    steps = [step_row(rank, step, values[step] * MS, 10 * MS, (90 - values[step]) * MS)
+             for rank, values in computing.items() for step in range(4)]
+    slow = reduce(tmp_path, steps)
+    named = [finding for finding in slow if finding.dimension == "Computing"]
+    assert [(f.rank, f.votes, f.chances) for f in named] == [(1, 4, 4)]
+    others = [statistics.median([computing[0][s], computing[2][s]]) for s in range(4)]
+    assert named[0].excess_ns == pytest.approx(statistics.mean(computing[1][s] - others[s] for s in range(4)) * MS)
+    assert named[0].others_ns == pytest.approx(statistics.mean(others) * MS)
+    # Free spreads as much, the other way: the rank idle least is no cause of a slow step.
+    assert {f.dimension for f in slow if f.rank == 1} == {"Computing"}
+    assert "Computing 12.000 ms per step more than the other ranks' median (+30.0%)" in named[0].evidence
+
+
+def test_the_step_table_has_each_rank_then_max_min_and_mean(tmp_path):
+    steps = [step_row(0, 7, 30 * MS, 5 * MS, 65 * MS), step_row(1, 7, 36 * MS, 2 * MS, 62 * MS)]
+    reduce(tmp_path, steps)
+    with open(tmp_path / "cluster_step_trace_time.csv", newline="") as file:
+        rows = [(r["Step"], r["Type"], r["Index"], r["Computing"], r["Communication"], r["Free"])
+                for r in csv.DictReader(file)]
+    assert rows == [("7", "rank", "0", "30000.0", "5000.0", "65000.0"), ("7", "rank", "1", "36000.0", "2000.0", "62000.0"),
+                    ("7", "max", "", "36000.0", "5000.0", "65000.0"), ("7", "min", "", "30000.0", "2000.0", "62000.0"),
+                    ("7", "mean", "", "33000.0", "3500.0", "63500.0")]
+
+
+def test_steps_within_five_percent_are_not_flagged_and_name_no_one(tmp_path):
+    # Computing 40 vs 42 ms: (42 - 40) / 41 = 4.9%; Free the same the other way.
+    steps = [step_row(rank, step, (40 + 2 * (rank == 1)) * MS, 10 * MS, (50 - 2 * (rank == 1)) * MS)
+             for rank in range(3) for step in range(6)]
+    assert reduce(tmp_path, steps) == []
+    assert "No slow rank" in "\n".join(_report_lines([]))
+
+
+def _report_lines(slow: List[_slow_rank.SlowRank]) -> List[str]:
+    from perfprof.cluster._report import slow_rank_lines
+
+    return slow_rank_lines(slow)
+
+
+def test_collectives_are_matched_by_order_and_the_last_to_arrive_waits_least(tmp_path):
+    steps = [step_row(rank, 1, 10 * MS, 10 * MS, 80 * MS) for rank in range(4)]
+    # Eight all-reduces: rank 3 arrives last at each (the exchange is 1 ms once it does), so
+    # the others wait 2, 3 and 4 ms. One broadcast where rank 0 arrives last.
+    communication = []
+    for k in range(8):
+        base = 100 * MS + k * 10 * MS
+        communication += [collective(rank, "gloo:all_reduce", base + rank * MS // 10, (1 + wait) * MS)
+                          for rank, wait in ((0, 2), (1, 3), (2, 4), (3, 0))]
+    communication += [collective(rank, "gloo:broadcast", 190 * MS, (1 + (rank != 0)) * MS) for rank in range(4)]
+    slow = reduce(tmp_path, steps, communication)
+    document = json.loads((tmp_path / "cluster_communication.json").read_text())
+    all_reduce = document["collectives"]["gloo:all_reduce"]
+    assert (all_reduce["instances"], all_reduce["ranks"]) == (8, 4)
+    assert all_reduce["per_rank"]["0"] == {"count": 8, "elapse_ns": 24 * MS, "transit_ns": 8 * MS, "wait_ns": 16 * MS,
+                                           "bytes": 32000, "data_type": "float", "late_arrivals": 0,
+                                           "bandwidth_gb_s": round(32000 / (8 * MS), 6)}
+    assert all_reduce["per_rank"]["3"]["wait_ns"] == 0 and all_reduce["per_rank"]["3"]["late_arrivals"] == 8
+    assert document["collectives"]["gloo:broadcast"]["per_rank"]["0"]["late_arrivals"] == 1
+    late = [finding for finding in slow if finding.dimension == "Collectives"]
+    # Rank 3: 8 of 9 (chance 9/4; variance 9 * 3/16): z = (8 - 0.5 - 2.25) / 1.299 = 4.04.
+    assert [(f.rank, f.votes, f.chances) for f in late] == [(3, 8, 9)]
+    assert late[0].z == pytest.approx((8 - 0.5 - 9 / 4) / (9 * 3 / 16) ** 0.5)
+
+
+def test_point_to_point_traffic_makes_the_matrix_and_stays_out_of_the_collectives(tmp_path):
+    steps = [step_row(rank, 1, 10 * MS, 10 * MS, 80 * MS) for rank in range(2)]
+    communication = [collective(0, "gloo:send", 150 * MS, 2 * MS, 8000, peer=1),
+                     collective(0, "gloo:send", 160 * MS, 2 * MS, 8000, peer=1),
+                     collective(1, "gloo:recv", 150 * MS, 4 * MS, 8000, peer=0),
+                     collective(1, "gloo:recv", 160 * MS, 4 * MS, 8000, peer=0),
+                     collective(1, "gloo:send", 170 * MS, 1 * MS, None, peer=0)]
+    reduce(tmp_path, steps, communication)
+    pairs = json.loads((tmp_path / "cluster_communication_matrix.json").read_text())["pairs"]
+    assert pairs == [
+        {"src": 0, "dst": 1, "op": "recv", "count": 2, "bytes": 16000, "time_ns": 8 * MS, "bandwidth_gb_s": 0.002},
+        {"src": 0, "dst": 1, "op": "send", "count": 2, "bytes": 16000, "time_ns": 4 * MS, "bandwidth_gb_s": 0.004},
+        {"src": 1, "dst": 0, "op": "send", "count": 1, "bytes": None, "time_ns": 1 * MS, "bandwidth_gb_s": None}]
+    assert json.loads((tmp_path / "cluster_communication.json").read_text())["collectives"] == {}
