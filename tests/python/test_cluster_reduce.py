@@ -88,6 +88,14 @@ def test_steps_within_five_percent_are_not_flagged_and_name_no_one(tmp_path):
     assert "No slow rank" in "\n".join(_report_lines([]))
 
 
+def test_a_consistent_but_negligible_difference_names_no_one(tmp_path):
+    # Rank 1 computes 0.5 ms longer in every 100 ms step: 22% of Computing's mean, flagged each
+    # time, yet 0.5% of the step.
+    steps = [step_row(rank, step, (2 * MS if rank != 1 else 2 * MS + MS // 2), 10 * MS, 80 * MS)
+             for rank in range(3) for step in range(6)]
+    assert reduce(tmp_path, steps) == []
+
+
 def _report_lines(slow: List[_slow_rank.SlowRank]) -> List[str]:
     from perfprof.cluster._report import slow_rank_lines
 
@@ -117,6 +125,7 @@ def test_collectives_are_matched_by_order_and_the_last_to_arrive_waits_least(tmp
     # Rank 3: 8 of 9 (chance 9/4; variance 9 * 3/16): z = (8 - 0.5 - 2.25) / 1.299 = 4.04.
     assert [(f.rank, f.votes, f.chances) for f in late] == [(3, 8, 9)]
     assert late[0].z == pytest.approx((8 - 0.5 - 9 / 4) / (9 * 3 / 16) ** 0.5)
+    assert late[0].caused_wait_ns == 8 * (2 + 3 + 4) / 3 * MS  # the others' mean wait, over the one step
 
 
 def test_point_to_point_traffic_makes_the_matrix_and_stays_out_of_the_collectives(tmp_path):

@@ -9,9 +9,12 @@ and name a rank whose votes stand out from chance).
 * Collectives: each instance matched across ranks votes for the rank that arrived last, the one
   with the smallest elapse (it waited for no one).
 
-A rank is named on a dimension when it got more than half of the votes and more than chance
-gives: with p = 1/ranks per vote, its count exceeds the expected count by
-:data:`OUTLIER_Z` standard deviations (normal approximation, with continuity correction).
+A rank is named on a dimension when it got more than half of the votes, more than chance gives
+(with p = 1/ranks per vote, its count exceeds the expected count by :data:`OUTLIER_Z` standard
+deviations: normal approximation, with continuity correction), and by enough to matter: its
+distance from the other ranks' median on the dimension (steps), or the time the others waited for
+it (collectives), is at least :data:`MIN_EFFECT` of the mean step time, per step. (A rank that
+computes 0.3 ms longer in a 60 ms step does not make the job slow, however consistently.)
 """
 from __future__ import annotations
 
@@ -29,6 +32,8 @@ if TYPE_CHECKING:
 SPREAD_THRESHOLD = 0.05
 #: Standard deviations above chance a rank's votes must reach (one-sided 5%).
 OUTLIER_Z = 1.645
+#: The smallest effect named, as a fraction of the mean step time (per step).
+MIN_EFFECT = 0.01
 #: The dimensions of the step breakdown, causes first: Communication is where the others wait.
 STEP_DIMENSIONS = ("Computing", "Free", "Communication")
 COLLECTIVES = "Collectives"
@@ -47,14 +52,18 @@ class SlowRank:
     # Steps: the mean over its steps of (its value - the other ranks' median), and that median.
     excess_ns: Optional[float] = None
     others_ns: Optional[float] = None
+    # Collectives: how long the other ranks waited for it, per step.
+    caused_wait_ns: Optional[float] = None
 
     @property
     def evidence(self) -> str:
         """One sentence saying why."""
         share = f"{self.votes} of {self.chances}"
         if self.dimension == COLLECTIVES:
+            assert self.caused_wait_ns is not None
             return (f"Collectives: it arrived last at {share} collectives it ran with other ranks "
-                    f"(chance alone: {self.expected:.1f})")
+                    f"(chance alone: {self.expected:.1f}); the others waited {self.caused_wait_ns / 1e6:.3f} ms "
+                    "per step for it")
         assert self.excess_ns is not None and self.others_ns is not None
         relative = f" ({self.excess_ns / self.others_ns:+.1%})" if self.others_ns else ""
         direction = "less" if self.dimension == "Communication" else "more"
@@ -67,7 +76,14 @@ def detect(connection: "duckdb.DuckDBPyConnection") -> List[SlowRank]:
     ranks, strongest evidence first within each rank, ranks by their strongest evidence."""
     connection.execute(sql_file_text(SQL_DIR, "cluster_step_values"))
     connection.execute(sql_file_text(SQL_DIR, "cluster_flagged_steps"), {"threshold": SPREAD_THRESHOLD})
-    found = _from_steps(connection) + _from_collectives(connection)
+    step = connection.execute("SELECT avg(duration_ns), count(DISTINCT step) FROM rank_steps").fetchone()
+    assert step is not None  # an aggregate's one row
+    mean_step_ns, steps = step
+    if not steps:
+        found: List[SlowRank] = []
+    else:
+        found = _from_steps(connection, MIN_EFFECT * mean_step_ns) + \
+            _from_collectives(connection, steps, MIN_EFFECT * mean_step_ns)
     strongest: Dict[int, float] = {}
     for finding in found:
         strongest[finding.rank] = max(strongest.get(finding.rank, 0.0), finding.z)
@@ -76,7 +92,7 @@ def detect(connection: "duckdb.DuckDBPyConnection") -> List[SlowRank]:
     return found
 
 
-def _from_steps(connection: "duckdb.DuckDBPyConnection") -> List[SlowRank]:
+def _from_steps(connection: "duckdb.DuckDBPyConnection", min_effect_ns: float) -> List[SlowRank]:
     found = []
     for dimension in STEP_DIMENSIONS:
         rows = connection.execute("""
@@ -93,17 +109,20 @@ def _from_steps(connection: "duckdb.DuckDBPyConnection") -> List[SlowRank]:
                 sql_file_text(SQL_DIR, "cluster_rank_excess"), {"rank": rank, "dimension": dimension}).fetchone()
             assert excess is not None  # an aggregate's one row
             excess_ns, others_ns = excess
+            if abs(excess_ns) < min_effect_ns:
+                continue
             found.append(SlowRank(rank, dimension, votes, flagged, expected, z, excess_ns, others_ns))
     return found
 
 
-def _from_collectives(connection: "duckdb.DuckDBPyConnection") -> List[SlowRank]:
+def _from_collectives(connection: "duckdb.DuckDBPyConnection", steps: int, min_effect_ns: float) -> List[SlowRank]:
     found = []
-    for rank, instances, late, expected, variance in connection.execute(
+    for rank, instances, late, expected, variance, caused_wait_ns in connection.execute(
             sql_file_text(SQL_DIR, "cluster_late_arrivals")).fetchall():
         z = _z(late, instances, expected, variance)
-        if z is not None:
-            found.append(SlowRank(rank, COLLECTIVES, late, instances, expected, z))
+        if z is not None and caused_wait_ns / steps >= min_effect_ns:
+            found.append(SlowRank(rank, COLLECTIVES, late, instances, expected, z,
+                                  caused_wait_ns=caused_wait_ns / steps))
     return found
 
 
@@ -118,8 +137,9 @@ def _z(votes: int, chances: int, expected: float, variance: float) -> Optional[f
 
 def _store(connection: "duckdb.DuckDBPyConnection", found: List[SlowRank]) -> None:
     connection.execute("""CREATE OR REPLACE TABLE slow_ranks (rank INTEGER, dimension VARCHAR, votes BIGINT,
-        chances BIGINT, expected DOUBLE, z DOUBLE, excess_ns DOUBLE, others_ns DOUBLE, evidence VARCHAR)""")
+        chances BIGINT, expected DOUBLE, z DOUBLE, excess_ns DOUBLE, others_ns DOUBLE, caused_wait_ns DOUBLE,
+        evidence VARCHAR)""")
     for f in found:
-        connection.execute("INSERT INTO slow_ranks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        connection.execute("INSERT INTO slow_ranks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                            [f.rank, f.dimension, f.votes, f.chances, f.expected, f.z, f.excess_ns, f.others_ns,
-                            f.evidence])
+                            f.caused_wait_ns, f.evidence])
