@@ -73,7 +73,8 @@ class SlowRank:
 
 def detect(connection: "duckdb.DuckDBPyConnection") -> List[SlowRank]:
     """Create ``flagged_steps`` and ``slow_ranks`` in the cluster database and return the slow
-    ranks, strongest evidence first within each rank, ranks by their strongest evidence."""
+    ranks: ranks by their strongest evidence, each rank's dimensions causes first (Computing,
+    Free), then what the other ranks see of it (Communication, Collectives)."""
     connection.execute(sql_file_text(SQL_DIR, "cluster_step_values"))
     connection.execute(sql_file_text(SQL_DIR, "cluster_flagged_steps"), {"threshold": SPREAD_THRESHOLD})
     step = connection.execute("SELECT avg(duration_ns), count(DISTINCT step) FROM rank_steps").fetchone()
@@ -87,7 +88,8 @@ def detect(connection: "duckdb.DuckDBPyConnection") -> List[SlowRank]:
     strongest: Dict[int, float] = {}
     for finding in found:
         strongest[finding.rank] = max(strongest.get(finding.rank, 0.0), finding.z)
-    found.sort(key=lambda f: (-strongest[f.rank], f.rank, -f.z))
+    order = (*STEP_DIMENSIONS, COLLECTIVES)
+    found.sort(key=lambda f: (-strongest[f.rank], f.rank, order.index(f.dimension)))
     _store(connection, found)
     return found
 
