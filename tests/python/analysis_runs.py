@@ -15,7 +15,7 @@ import dataclasses
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Dict, Optional, Sequence
 
 import fake_cupti
 
@@ -85,8 +85,9 @@ print(json.dumps(dict(run_dir=handler.run_dirs[-1])))
 """
 
 
-def constructed_run(activities: Sequence[Activity], tmp_path: Path) -> Path:
-    """Profile `activities` through the CUPTI double; the run directory it wrote.
+def constructed_run(activities: Sequence[Activity], tmp_path: Path, env: Optional[Dict[str, str]] = None) -> Path:
+    """Profile `activities` through the CUPTI double (with `env` added to the child's
+    environment: ``RANK`` and ``WORLD_SIZE`` for a rank of a job); the run directory it wrote.
 
     The run directory holds ``PERFPROF_OUTPUT/perfprof.db`` and the Chrome trace
     (``perfprof.trace_dir_of(run_dir)``). In the database the scenario's time 0 lies wherever
@@ -95,5 +96,5 @@ def constructed_run(activities: Sequence[Activity], tmp_path: Path) -> Path:
     entries = [dataclasses.asdict(activity) for activity in activities]
     last_end_ns = max(activity.end_ns for activity in activities)
     script = _SCRIPT.format(activities=json.dumps(entries), last_end_ns=last_end_ns)
-    result = fake_cupti.run(script, tmp_path)
+    result = fake_cupti.run(script, tmp_path, env)
     return Path(result["run_dir"])

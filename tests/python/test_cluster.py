@@ -228,3 +228,31 @@ def test_runs_written_as_captures_get_their_databases_built_first(tmp_path):
     assert "1 rank analysed" in result.stdout
     with open(tmp_path / "cluster_analysis_output" / "cluster_step_trace_time.csv", newline="") as file:
         assert {row["Type"] for row in csv.DictReader(file)} == {"rank", "max", "min", "mean"}
+
+
+def test_gpu_ranks_are_compared_on_their_device_work_and_nccl_kernels(tmp_path):
+    """Two ranks through the CUPTI double: a GEMM, then eight NCCL all-reduces that end together
+    on both ranks; rank 1 starts each 100 us late (150 us on rank 0, 50 us on rank 1)."""
+    from analysis_runs import US, Activity, constructed_run
+
+    nccl = "ncclDevKernel_AllReduce_Sum_f32_RING_LL"
+    for rank in range(2):
+        activities = [Activity("kernel", 7, 0, 10 * US, (100 + 50 * rank) * US, name="gemm")]
+        activities += [Activity("kernel", 13, (200 + 300 * k) * US, (300 + 300 * k + 100 * rank) * US,
+                                (150 - 100 * rank) * US, name=nccl) for k in range(8)]
+        constructed_run(activities, tmp_path, env={"RANK": str(rank), "WORLD_SIZE": "2"})
+    result = perfprof_command("cluster", str(tmp_path / "runs"), "-o", str(tmp_path / "out"))
+    assert result.returncode == 0, result.stderr
+    report = (tmp_path / "out" / "cluster_report.md").read_text()
+    assert "the step breakdown measures the device." in report
+    assert "- **rank 1** is slow (Collectives)" in report
+    assert "it arrived last at 8 of 8 collectives" in report
+    communication = json.loads((tmp_path / "out" / "cluster_communication.json").read_text())["collectives"][nccl]
+    assert communication["instances"] == 8
+    assert communication["per_rank"]["0"]["wait_ns"] == 8 * 100 * US
+    assert communication["per_rank"]["1"]["late_arrivals"] == 8 and communication["per_rank"]["1"]["wait_ns"] == 0
+    assert communication["per_rank"]["0"]["bytes"] is None  # no nccl:* range with shapes around the launch
+    with open(tmp_path / "out" / "cluster_step_trace_time.csv", newline="") as file:
+        scenario = [row for row in csv.DictReader(file) if row["Type"] == "rank" and float(row["Communication"]) > 0]
+    assert [(row["Index"], float(row["Computing"]), float(row["Communication"])) for row in scenario] == [
+        ("0", 100.0, 8 * 150.0), ("1", 150.0, 8 * 50.0)]
