@@ -256,3 +256,23 @@ def test_gpu_ranks_are_compared_on_their_device_work_and_nccl_kernels(tmp_path):
         scenario = [row for row in csv.DictReader(file) if row["Type"] == "rank" and float(row["Communication"]) > 0]
     assert [(row["Index"], float(row["Computing"]), float(row["Communication"])) for row in scenario] == [
         ("0", 100.0, 8 * 150.0), ("1", 150.0, 8 * 50.0)]
+
+
+def test_sends_and_receives_make_the_matrix_with_their_peers(tmp_path):
+    if shutil.which("torchrun") is None:
+        pytest.skip("torchrun is not installed")
+    job = subprocess.run(["torchrun", "--standalone", "--nproc_per_node=2", str(Path(__file__).with_name("p2p_job.py")),
+                          str(tmp_path / "job")], env=dict(child_env(), OMP_NUM_THREADS="1"), capture_output=True,
+                         text=True, timeout=300)
+    assert job.returncode == 0, job.stderr[-3000:]
+    result = perfprof_command("cluster", str(tmp_path / "job"))
+    assert result.returncode == 0, result.stderr
+    output = tmp_path / "job" / "cluster_analysis_output"
+    pairs = json.loads((output / "cluster_communication_matrix.json").read_text())["pairs"]
+    # Each side of each direction, two steps of one 4000-byte message each.
+    assert [(p["src"], p["dst"], p["op"], p["count"], p["bytes"]) for p in pairs] == [
+        (0, 1, "recv", 2, 8000), (0, 1, "send", 2, 8000), (1, 0, "recv", 2, 8000), (1, 0, "send", 2, 8000)]
+    assert all(p["bandwidth_gb_s"] == pytest.approx(p["bytes"] / p["time_ns"], abs=1e-6) for p in pairs)
+    collectives = json.loads((output / "cluster_communication.json").read_text())["collectives"]
+    assert set(collectives) == {"gloo:all_reduce"}  # sends and receives are not matched as collectives
+    assert collectives["gloo:all_reduce"]["per_rank"]["0"]["bytes"] == 2 * 4000
