@@ -5,6 +5,7 @@ ranks' databases, and Dask's mode must give the same outputs as local processes.
 from __future__ import annotations
 
 import csv
+import gzip
 import json
 import shutil
 import sqlite3
@@ -222,10 +223,14 @@ def test_runs_written_as_captures_get_their_databases_built_first(tmp_path):
                           "--step-seconds", "0.01"], env=child_env(), capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
     assert not list(tmp_path.glob("*_perfprof/PERFPROF_OUTPUT"))  # the capture only
-    result = perfprof_command("cluster", str(tmp_path))
+    result = perfprof_command("cluster", str(tmp_path), "--merge-trace")
     assert result.returncode == 0, result.stderr
     assert "built the database of" in result.stderr
     assert "1 rank analysed" in result.stdout
+    # The merged trace built the run's Chrome trace from its capture too.
+    with gzip.open(tmp_path / "cluster_analysis_output" / "cluster_trace.json.gz", "rt") as file:
+        names = {e["name"] for e in json.load(file)["traceEvents"]}
+    assert len({name for name in names if name.startswith("ProfilerStep#")}) == 3  # active=3
     with open(tmp_path / "cluster_analysis_output" / "cluster_step_trace_time.csv", newline="") as file:
         assert {row["Type"] for row in csv.DictReader(file)} == {"rank", "max", "min", "mean"}
 
@@ -241,8 +246,11 @@ def test_gpu_ranks_are_compared_on_their_device_work_and_nccl_kernels(tmp_path):
         activities += [Activity("kernel", 13, (200 + 300 * k) * US, (300 + 300 * k + 100 * rank) * US,
                                 (150 - 100 * rank) * US, name=nccl) for k in range(8)]
         constructed_run(activities, tmp_path, env={"RANK": str(rank), "WORLD_SIZE": "2"})
-    result = perfprof_command("cluster", str(tmp_path / "runs"), "-o", str(tmp_path / "out"))
+    result = perfprof_command("cluster", str(tmp_path / "runs"), "-o", str(tmp_path / "out"), "--merge-trace")
     assert result.returncode == 0, result.stderr
+    with gzip.open(tmp_path / "out" / "cluster_trace.json.gz", "rt") as file:
+        processes = {e["pid"]: e["args"]["name"] for e in json.load(file)["traceEvents"] if e["name"] == "process_name"}
+    assert processes == {0: "rank 0", 1: "rank 0: GPU 0", 1000: "rank 1", 1001: "rank 1: GPU 0"}
     report = (tmp_path / "out" / "cluster_report.md").read_text()
     assert "the step breakdown measures the device." in report
     assert "- **rank 1** is slow (Collectives)" in report
@@ -276,3 +284,49 @@ def test_sends_and_receives_make_the_matrix_with_their_peers(tmp_path):
     collectives = json.loads((output / "cluster_communication.json").read_text())["collectives"]
     assert set(collectives) == {"gloo:all_reduce"}  # sends and receives are not matched as collectives
     assert collectives["gloo:all_reduce"]["per_rank"]["0"]["bytes"] == 2 * 4000
+
+
+def _trace_events(run_dir: Path) -> List[dict]:
+    (trace,) = run_dir.glob("PERFPROF_OUTPUT/*.pt.trace.json")
+    return json.loads(trace.read_text())["traceEvents"]
+
+
+def test_the_merged_trace_holds_every_rank_as_its_own_process(job, tmp_path):
+    result = perfprof_command("cluster", str(job), "-o", str(tmp_path), "--merge-trace")
+    assert result.returncode == 0, result.stderr
+    with gzip.open(tmp_path / "cluster_trace.json.gz", "rt") as file:
+        merged = json.load(file)
+    events = merged["traceEvents"]
+    names = {e["pid"]: e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "process_name"}
+    assert names == {rank * 1000: f"rank {rank}" for rank in range(RANKS)}
+    # Every event of every rank's traces, once, in its rank's process (process metadata aside).
+    expected, found = [], []
+    for database in job.glob("*_perfprof/PERFPROF_OUTPUT/perfprof_*.db"):
+        rank = int(database.stem.split("_")[1])
+        expected += [(rank, e["ph"], e["name"], e.get("ts"), e.get("tid")) for e in _trace_events(database.parent.parent)
+                     if not e["name"].startswith("process_")]
+    found = [(e["pid"] // 1000, e["ph"], e["name"], e.get("ts"), e.get("tid")) for e in events
+             if not e["name"].startswith("process_")]
+    assert sorted(found, key=repr) == sorted(expected, key=repr)
+    # Flows still pair within their rank, and no two ranks share an id.
+    starts = {(e["pid"], e["id"]) for e in events if e["ph"] == "s"}
+    assert starts and starts == {(e["pid"], e["id"]) for e in events if e["ph"] == "f"}
+    assert len({flow_id for _, flow_id in starts}) == len(starts)
+    assert len(merged["distributedInfo"]["ranks"]) == len(list(job.glob("*_perfprof/PERFPROF_OUTPUT")))
+
+
+def test_a_merged_trace_leaves_out_unreadable_traces_and_says_where_it_cannot_write(tmp_path):
+    from analysis_runs import US, Activity, constructed_run
+    from perfprof.cluster._merged_trace import write_merged_trace
+
+    runs = [constructed_run([Activity("kernel", 7, 0, 10 * US, 100 * US, name="gemm")], tmp_path,
+                            env={"RANK": str(rank), "WORLD_SIZE": "2"}) for rank in range(2)]
+    (trace,) = runs[1].glob("PERFPROF_OUTPUT/*.pt.trace.json")
+    trace.write_text("{not json")
+    merged = write_merged_trace([(0, str(runs[0])), (1, str(runs[1]))], str(tmp_path / "merged.json"))
+    assert merged.ranks == 1 and merged.skipped == [f"rank 1 ({runs[1]}): {trace} is not a readable trace: "
+                                                    + merged.skipped[0].split("is not a readable trace: ")[1]]
+    assert merged.events == len(json.loads((tmp_path / "merged.json").read_text())["traceEvents"])
+    with pytest.raises(OSError, match="cannot write the merged trace .*missing/merged.json"):
+        write_merged_trace([(0, str(runs[0]))], str(tmp_path / "missing" / "merged.json"))
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".merged")) == []
