@@ -21,7 +21,7 @@ import json
 import os
 import tempfile
 from dataclasses import dataclass, field
-from typing import IO, Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import IO, Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 from ..trace_handler import OUTPUT_DIR
 
@@ -72,9 +72,9 @@ def write_merged_trace(ranks: Sequence[Tuple[int, str]], path: str,
 
 def _write(ranks: Sequence[Tuple[int, str]], raw: IO[bytes], path: str,
            on_rank: Optional[Callable[[int], None]]) -> MergedTrace:
-    stream: IO[bytes] = raw
+    stream: Union[IO[bytes], gzip.GzipFile] = raw
     if path.endswith(".gz"):
-        stream = gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=1)  # type: ignore[assignment]
+        stream = gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=1)
     writer = _EventWriter(stream)
     skipped: List[str] = []
     merged: Dict[int, _RankProcesses] = {}
@@ -186,7 +186,7 @@ class _EventWriter:
     """Writes ``{"traceEvents": [...], ...}`` one event at a time, the events first (Perfetto
     reads a trace whose traceEvents come first as it streams)."""
 
-    def __init__(self, stream: IO[bytes]) -> None:
+    def __init__(self, stream: Union[IO[bytes], gzip.GzipFile]) -> None:
         self.stream = stream
         self.count = 0
         stream.write(b'{"traceEvents": [\n')
