@@ -34,13 +34,12 @@ import subprocess
 import sys
 import tempfile
 import textwrap
-import threading
 import time
-from typing import List, Tuple
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(REPO, "tests", "python"))
 import fake_cupti  # noqa: E402  (the test double's loader and its ctypes prelude)
+from _process import measured  # noqa: E402
 
 EVENTS_PER_OPERATOR = 3 + 2 / 16 + 2 / 64
 OPERATORS_PER_STEP = 20_000
@@ -118,37 +117,6 @@ def trace_events(run_dir: str) -> int:
         return len(json.load(file)["traceEvents"])
 
 
-def measured(command: List[str]) -> Tuple[float, int, str]:
-    """Wall seconds, peak resident bytes of the process tree, and stdout of `command`."""
-    import psutil
-
-    start = time.perf_counter()
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    peak = 0
-    stop = threading.Event()
-
-    def sample() -> None:
-        nonlocal peak
-        parent = psutil.Process(process.pid)
-        while not stop.is_set():
-            try:
-                tree = [parent] + parent.children(recursive=True)
-                peak = max(peak, sum(p.memory_info().rss for p in tree if p.is_running()))
-            except psutil.Error:
-                pass
-            stop.wait(0.02)
-
-    sampler = threading.Thread(target=sample, daemon=True)
-    sampler.start()
-    out, err = process.communicate()
-    seconds = time.perf_counter() - start
-    stop.set()
-    sampler.join()
-    if process.returncode != 0:
-        raise RuntimeError(f"{command[:3]} failed:\n{err[-2000:]}")
-    return seconds, peak, out.strip()
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--events", type=int, default=1_000_000)
@@ -170,11 +138,11 @@ def main() -> None:
         hta = measured([sys.executable, "-c", HTA_ANALYSES, os.path.join(run_dir, "PERFPROF_OUTPUT")])
 
         print(f"{'':34} {'wall s':>8} {'peak MB':>8} {'HTA/this time':>14} {'this/HTA memory':>16}")
-        for name, (seconds, peak, _) in (("perfprof, database present", with_db),
-                                         ("perfprof, built from the capture", from_capture),
-                                         ("HolisticTraceAnalysis", hta)):
-            print(f"{name:34} {seconds:8.2f} {peak / 1e6:8.0f} {hta[0] / seconds:14.1f} {peak / hta[1]:16.2f}")
-        print(f"perfprof: {with_db[2]}")
+        for name, side in (("perfprof, database present", with_db), ("perfprof, built from the capture", from_capture),
+                           ("HolisticTraceAnalysis", hta)):
+            print(f"{name:34} {side.seconds:8.2f} {side.peak_bytes / 1e6:8.0f} {hta.seconds / side.seconds:14.1f} "
+                  f"{side.peak_bytes / hta.peak_bytes:16.2f}")
+        print(f"perfprof: {with_db.stdout}")
     finally:
         if not args.keep:
             shutil.rmtree(out, ignore_errors=True)
