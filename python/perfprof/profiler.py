@@ -334,6 +334,13 @@ class profile(_KinetoProfile):
         self.on_trace_ready = on_trace_ready
         self._controller = _core.StepController()
         self._step_range = 0
+        # start(), step() and stop() run one at a time (two threads stepping one profiler would
+        # otherwise both run a transition), and only in the process that started the profiler:
+        # a fork()ed child that leaves through the with-block must not stop or save the parent's
+        # cycle.
+        self._lifecycle = threading.RLock()
+        self._owner_pid: Optional[int] = None  # the process that started it; None: not running
+        self._stopped = False  # stop() ended its last run
 
     @staticmethod
     def enable_profiler_in_child_thread(
@@ -390,21 +397,44 @@ class profile(_KinetoProfile):
         return ProfilerAction(self._controller.current)
 
     def start(self) -> None:
-        self._run(self._controller.start(self._action_at(self.step_num).value))
-        self._begin_step_range()
+        """Start the schedule at the current step. Raises ``RuntimeError`` when the profiler is
+        already started (stop() it first); a stopped profiler may start again."""
+        with self._lifecycle:
+            if self._owner_pid is not None:
+                where = "" if self._owner_pid == os.getpid() else f" (by the parent process {self._owner_pid})"
+                raise RuntimeError(f"perfprof.profile.start(): the profiler is already started{where}; "
+                                   "stop() it before starting it again")
+            self._owner_pid, self._stopped = os.getpid(), False
+            self._run(self._controller.start(self._action_at(self.step_num).value))
+            self._begin_step_range()
 
     def stop(self) -> None:
-        self._end_step_range()
-        self._run(self._controller.stop())
+        """Stop the schedule; a profiler not started (or already stopped) is left as it is, and a
+        fork()ed child leaves the parent's profiler to the parent."""
+        with self._lifecycle:
+            if self._owner_pid != os.getpid():
+                return
+            self._end_step_range()
+            self._owner_pid, self._stopped = None, True
+            self._run(self._controller.stop())
 
     def step(self) -> None:
-        """Mark the end of a step: the schedule moves to the next step."""
-        self._end_step_range()
-        if self._collecting():
-            self._session.flush()  # the step just ended reaches the capture file
-        next_action = self._action_at(self.step_num + 1)
-        self._run(self._controller.advance(next_action.value))
-        self._begin_step_range()
+        """Mark the end of a step: the schedule moves to the next step. Raises ``RuntimeError``
+        when the profiler is not started; in a fork()ed child it does nothing (the cycle is
+        the parent's)."""
+        with self._lifecycle:
+            if self._owner_pid is None:
+                when = "after stop(); start() it again first" if self._stopped else \
+                    "before start(); call start() first, or use the profiler as a context manager"
+                raise RuntimeError(f"perfprof.profile.step() called {when}")
+            if self._owner_pid != os.getpid():
+                return
+            self._end_step_range()
+            if self._collecting():
+                self._session.flush()  # the step just ended reaches the capture file
+            next_action = self._action_at(self.step_num + 1)
+            self._run(self._controller.advance(next_action.value))
+            self._begin_step_range()
 
     def _capture_path(self) -> Optional[str]:
         # A run-directory handler (tensorboard_trace_handler) makes the cycle's directory now, so
@@ -429,8 +459,17 @@ class profile(_KinetoProfile):
             self._step_range = 0
 
     def _trace_ready(self) -> None:
-        if self.on_trace_ready is not None:
+        # A handler that raises must not stop the schedule: the transitions after this one (the
+        # next cycle's start, when cycles follow each other) still run, and the job goes on.
+        if self.on_trace_ready is None:
+            return
+        try:
             self.on_trace_ready(self)
+        except Exception as error:  # noqa: BLE001 (whatever the user's handler raises)
+            logger.error("perfprof: on_trace_ready raised %s: %s; this cycle's trace was not handed over, "
+                         "profiling goes on (run with the perfprof logger at DEBUG for the traceback)",
+                         type(error).__name__, error)
+            logger.debug("perfprof: on_trace_ready's traceback", exc_info=True)
 
     def _warn_incorrect_schedule(self) -> None:
         previous = ProfilerAction(self._controller.previous).name
