@@ -19,6 +19,7 @@ from . import _core
 from ._collectors import Collection, Collector, collectors_for
 from ._logging import logger
 from ._options import ProfilerOptions
+from ._termination import TerminationNotice
 
 _collecting: Optional["Session"] = None
 _collecting_lock = threading.Lock()
@@ -32,6 +33,7 @@ class Session:
         self._collectors: List[Collector] = collectors_for(options)
         self._collection = Collection()
         self._stream: Optional[_core.CaptureStream] = None
+        self._termination: Optional[TerminationNotice] = None
         self.window_open = False
 
     @property
@@ -69,6 +71,8 @@ class Session:
                 self._stream.add_metadata(key, text, from_user)
             self._stream.start_flushing(self.options.experimental_config.capture_buffer_mb << 20)
             self._check_stream()
+            self._termination = TerminationNotice(os.path.dirname(os.path.abspath(capture_path)), self.flush)
+            self._termination.install()
 
     def add_run_metadata(self, key: str, text: str, from_user: bool) -> None:
         """Write run metadata added while the session records into its capture (nothing without
@@ -96,6 +100,8 @@ class Session:
         global _collecting
         collection = self._collection
         collection.window_end_ns = _core.now_ns()
+        if self._termination is not None:
+            self._termination.remove()
         try:
             for collector in reversed(self._collectors):
                 _guarded(collector, "stop", collector.stop, collection)
