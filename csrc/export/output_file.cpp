@@ -1,9 +1,9 @@
 #include "export/output_file.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
-#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
@@ -42,12 +42,22 @@ class OutputFile::Compressor {
 };
 
 TemporaryPath::TemporaryPath(std::string target) : target_(std::move(target)) {
-  static std::atomic<uint64_t> sequence{0};
-  path_ = fmt::format("{}.tmp{}.{}", target_, getpid(), sequence.fetch_add(1));
+  std::string name = target_ + ".tmpXXXXXX";
+  descriptor_ = mkstemp(name.data());  // O_CREAT | O_EXCL under a random name
+  if (descriptor_ < 0) throw std::runtime_error(fmt::format("cannot create '{}': {}", target_, std::strerror(errno)));
+  path_ = std::move(name);
+  fchmod(descriptor_, kOutputFileMode);
 }
 
 TemporaryPath::~TemporaryPath() {
+  if (descriptor_ >= 0) close(descriptor_);
   if (!renamed_) std::remove(path_.c_str());
+}
+
+int TemporaryPath::take_descriptor() {
+  const int descriptor = descriptor_;
+  descriptor_ = -1;
+  return descriptor;
 }
 
 void TemporaryPath::rename_into_place() {
@@ -71,8 +81,12 @@ OutputFile::OutputFile(std::string path, int gzip_level) : temp_(std::move(path)
           fmt::format("cannot compress '{}': invalid gzip level {}", temp_.target(), gzip_level));
     }
   }
-  file_ = std::fopen(temp_.path().c_str(), "wb");
-  if (!file_) fail("cannot create");
+  const int descriptor = temp_.take_descriptor();
+  file_ = fdopen(descriptor, "wb");
+  if (!file_) {
+    close(descriptor);
+    fail("cannot create");
+  }
 }
 
 OutputFile::~OutputFile() {

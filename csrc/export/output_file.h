@@ -10,10 +10,16 @@
 
 namespace perfprof {
 
-// A temporary file's path beside `target` (so the final rename stays on one file system), unique
-// per process and call. The file there is removed unless it was renamed into place.
+// Output files get this mode (python/perfprof/_files.py's FILE_MODE is the same).
+inline constexpr unsigned kOutputFileMode = 0640;
+
+// A temporary file beside `target` (so the final rename stays on one file system), created
+// exclusively under a random name (`<target>.tmpXXXXXX`, mkstemp: a link planted at a name
+// perfprof would use is never followed) with kOutputFileMode. The file is removed unless it was
+// renamed into place.
 class TemporaryPath {
  public:
+  // Throws std::runtime_error naming the target when the file cannot be created.
   explicit TemporaryPath(std::string target);
   ~TemporaryPath();
   TemporaryPath(const TemporaryPath&) = delete;
@@ -21,12 +27,15 @@ class TemporaryPath {
 
   const std::string& path() const { return path_; }
   const std::string& target() const { return target_; }
+  // The open file's descriptor, now the caller's to close.
+  int take_descriptor();
   // Throws std::runtime_error naming the target when it cannot be.
   void rename_into_place();
 
  private:
   std::string target_;
   std::string path_;
+  int descriptor_ = -1;
   bool renamed_ = false;
 };
 

@@ -1,7 +1,41 @@
-"""Files perfprof creates for the user to edit (a config template, a plot configuration)."""
+"""Files perfprof writes whole: each goes to a temporary file beside its target, created
+exclusively under a random name (so a link planted at a name perfprof would use is never
+followed), then renamed into place (so no reader sees half a file). Outputs get mode 0640."""
 from __future__ import annotations
 
+import contextlib
 import os
+import tempfile
+from typing import IO, Any, Iterator
+
+#: The mode of the files perfprof writes (the C++ writers' too: export/output_file.cpp).
+FILE_MODE = 0o640
+
+
+@contextlib.contextmanager
+def temporary_beside(path: str, mode: str = "w") -> Iterator["tuple[IO[Any], str]"]:
+    """A new file open in `mode` beside `path` (``<name>.tmpXXXXXX``), and its path; removed
+    when the block raises, and when it ends unless the block moved it away."""
+    folder = os.path.dirname(os.path.abspath(path))
+    descriptor, temporary = tempfile.mkstemp(dir=folder, prefix=f"{os.path.basename(path)}.tmp")
+    try:
+        os.fchmod(descriptor, FILE_MODE)
+        encoding = None if "b" in mode else "utf-8"
+        with os.fdopen(descriptor, mode, encoding=encoding) as file:
+            yield file, temporary
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(temporary)
+
+
+@contextlib.contextmanager
+def replaced_whole(path: str, mode: str = "w") -> Iterator[IO[Any]]:
+    """A file to write `path`'s new content into: it replaces `path` once the block ends, and is
+    removed if the block raises (`path` is then left as it was)."""
+    with temporary_beside(path, mode) as (file, temporary):
+        yield file
+        file.close()
+        os.replace(temporary, path)
 
 
 def create_once(path: str, text: str) -> None:
@@ -10,12 +44,8 @@ def create_once(path: str, text: str) -> None:
     replaced. The folder must exist."""
     if os.path.exists(path):
         return
-    temporary = f"{path}.{os.getpid()}.tmp"
-    with open(temporary, "w", encoding="utf-8") as file:
+    with temporary_beside(path) as (file, temporary):
         file.write(text)
-    try:
-        os.link(temporary, path)  # fails when the name exists, unlike a rename
-    except FileExistsError:
-        pass  # another process made it first
-    finally:
-        os.remove(temporary)
+        file.close()
+        with contextlib.suppress(FileExistsError):  # another process made it first
+            os.link(temporary, path)  # fails when the name exists, unlike a rename

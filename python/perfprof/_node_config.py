@@ -21,6 +21,8 @@ import os
 import tempfile
 from typing import Callable, Optional
 
+from ._files import replaced_whole
+
 
 def read_file(path: str) -> Optional[bytes]:
     """The bytes of `path`, or None when it cannot be read (missing, unreadable, or a symbolic
@@ -103,11 +105,9 @@ class NodeConfigReader:
         if content is None:
             _remove(self._mirror_path)
             return
-        temporary = f"{self._mirror_path}.{os.getpid()}.tmp"
         try:
-            with open(temporary, "wb") as file:
+            with replaced_whole(self._mirror_path, "wb") as file:
                 file.write(content)
-            os.replace(temporary, self._mirror_path)
         except OSError as error:
             self._log(f"cannot write the node's copy {self._mirror_path}: {error}")
             self._mirrored = None  # tried again at the next poll

@@ -433,8 +433,10 @@ class profile(_KinetoProfile):
             if self._collecting():
                 self._session.flush()  # the step just ended reaches the capture file
             next_action = self._action_at(self.step_num + 1)
-            self._run(self._controller.advance(next_action.value))
-            self._begin_step_range()
+            try:
+                self._run(self._controller.advance(next_action.value))
+            finally:  # the next step is entered, whatever the handler raised
+                self._begin_step_range()
 
     def _capture_path(self) -> Optional[str]:
         # A run-directory handler (tensorboard_trace_handler) makes the cycle's directory now, so
@@ -446,8 +448,19 @@ class profile(_KinetoProfile):
         return action_from(self.schedule(step), step)
 
     def _run(self, transitions: List[int]) -> None:
+        # An on_trace_ready that raises must not cut the transitions short (when cycles follow
+        # each other, the next one's start comes after it): its exception is raised once they
+        # have all run, as torch.profiler raises it.
+        handler_error: Optional[BaseException] = None
         for transition in transitions:
-            getattr(self, _TRANSITION_METHODS[transition])()
+            try:
+                getattr(self, _TRANSITION_METHODS[transition])()
+            except Exception as error:  # noqa: BLE001 (whatever the user's handler raises)
+                if transition != _core.TRANSITION_TRACE_READY or handler_error is not None:
+                    raise
+                handler_error = error
+        if handler_error is not None:
+            raise handler_error
 
     def _begin_step_range(self) -> None:
         if self.record_steps:
@@ -459,17 +472,8 @@ class profile(_KinetoProfile):
             self._step_range = 0
 
     def _trace_ready(self) -> None:
-        # A handler that raises must not stop the schedule: the transitions after this one (the
-        # next cycle's start, when cycles follow each other) still run, and the job goes on.
-        if self.on_trace_ready is None:
-            return
-        try:
+        if self.on_trace_ready is not None:
             self.on_trace_ready(self)
-        except Exception as error:  # noqa: BLE001 (whatever the user's handler raises)
-            logger.error("perfprof: on_trace_ready raised %s: %s; this cycle's trace was not handed over, "
-                         "profiling goes on (run with the perfprof logger at DEBUG for the traceback)",
-                         type(error).__name__, error)
-            logger.debug("perfprof: on_trace_ready's traceback", exc_info=True)
 
     def _warn_incorrect_schedule(self) -> None:
         previous = ProfilerAction(self._controller.previous).name

@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional
 if TYPE_CHECKING:
     from .plots import AutoPlot, AutoPlotError
 
+from ._files import replaced_whole
 from ._logging import logger
 from .run_metadata import captured_environment, default_worker_name, distributed_info, versions
 
@@ -299,12 +300,10 @@ class _RunDirectoryJob:
 
 
 def write_json(path: str, value: Dict[str, Any]) -> None:
-    """Write `value` as indented JSON, replacing `path` whole (never half-written)."""
-    temporary = f"{path}.tmp{os.getpid()}"
-    with open(temporary, "w", encoding="utf-8") as file:
+    """Write `value` as indented JSON, replacing `path` whole (never half-written; _files.py)."""
+    with replaced_whole(path) as file:
         json.dump(value, file, indent=2, sort_keys=False)
         file.write("\n")
-    os.replace(temporary, path)
 
 
 _writer: Optional[concurrent.futures.ThreadPoolExecutor] = None

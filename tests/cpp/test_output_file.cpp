@@ -139,5 +139,21 @@ TEST(OutputFile, InvalidGzipLevelThrowsAndLeavesNothing) {
   EXPECT_TRUE(dir.entries().empty()) << "a failed export must leave nothing behind";
 }
 
+// The temporary file exists from construction, under a random name of its own (so two writers of
+// one target never share it, and a name planted beforehand is never used), with the output mode.
+TEST(TemporaryPath, IsCreatedExclusivelyUnderARandomNameWithTheOutputMode) {
+  TempDir dir;
+  const std::string target = dir.file("trace.json");
+  TemporaryPath first(target), second(target);
+  EXPECT_NE(first.path(), second.path());
+  for (const TemporaryPath* temporary : {&first, &second}) {
+    EXPECT_EQ(temporary->path().rfind(target + ".tmp", 0), 0u) << temporary->path();
+    EXPECT_EQ(temporary->path().size(), target.size() + 4 + 6);  // .tmpXXXXXX
+    const auto permissions = std::filesystem::status(temporary->path()).permissions();
+    EXPECT_EQ(static_cast<unsigned>(permissions), kOutputFileMode);
+  }
+  expect_error_naming(dir.file("missing/trace.json"), [&] { TemporaryPath(dir.file("missing/trace.json")); });
+}
+
 }  // namespace
 }  // namespace perfprof

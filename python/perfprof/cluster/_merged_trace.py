@@ -19,10 +19,10 @@ from __future__ import annotations
 import gzip
 import json
 import os
-import tempfile
 from dataclasses import dataclass, field
 from typing import IO, Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
+from .._files import replaced_whole
 from ..trace_handler import OUTPUT_DIR
 
 #: Processes a rank may have (its host, then one per GPU).
@@ -53,21 +53,11 @@ def write_merged_trace(ranks: Sequence[Tuple[int, str]], path: str,
 
     Raises ``OSError`` naming `path` when it cannot be written; nothing is left there then.
     """
-    folder = os.path.dirname(os.path.abspath(path))
     try:
-        descriptor, temporary = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", dir=folder)
+        with replaced_whole(path, "wb") as raw:
+            return _write(ranks, raw, path, on_rank)
     except OSError as error:
         raise OSError(f"cannot write the merged trace {path}: {error.strerror or error}") from error
-    try:
-        with os.fdopen(descriptor, "wb") as raw:
-            result = _write(ranks, raw, path, on_rank)
-        os.replace(temporary, path)
-        return result
-    except OSError as error:
-        raise OSError(f"cannot write the merged trace {path}: {error.strerror or error}") from error
-    finally:
-        if os.path.exists(temporary):
-            os.remove(temporary)
 
 
 def _write(ranks: Sequence[Tuple[int, str]], raw: IO[bytes], path: str,

@@ -11,6 +11,7 @@ import json
 import os
 from typing import TYPE_CHECKING, Any, Dict, List, Sequence
 
+from .._files import replaced_whole
 from ..analysis._sql import sql_file_text
 from ._map import SQL_DIR
 from ._tables import RANK_TABLES, RankTable
@@ -116,7 +117,7 @@ def _json_values(row: Sequence[Any]) -> List[Any]:
 
 
 def _write_json(path: str, document: Dict[str, Any]) -> None:
-    with open(path, "w", encoding="utf-8") as file:
+    with replaced_whole(path) as file:
         json.dump(document, file, indent=1)
         file.write("\n")
 
