@@ -416,7 +416,10 @@ class profile(_KinetoProfile):
                 return
             self._end_step_range()
             self._owner_pid, self._stopped = None, True
-            self._run(self._controller.stop())
+            try:
+                self._run(self._controller.stop())
+            finally:
+                torch_capture.end_abandoned_capture()
 
     def step(self) -> None:
         """Mark the end of a step: the schedule moves to the next step. Raises ``RuntimeError``
@@ -429,6 +432,7 @@ class profile(_KinetoProfile):
                 raise RuntimeError(f"perfprof.profile.step() called {when}")
             if self._owner_pid != os.getpid():
                 return
+            torch_capture.end_abandoned_capture()
             self._end_step_range()
             if self._collecting():
                 self._session.flush()  # the step just ended reaches the capture file

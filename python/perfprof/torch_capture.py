@@ -33,7 +33,7 @@ import site
 import sys
 import threading
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, List, Optional
+from typing import TYPE_CHECKING, Any, List, Optional, Set
 
 from . import _core
 from ._logging import logger, warn_once
@@ -69,7 +69,6 @@ class _ThreadState(threading.local):
     def __init__(self) -> None:
         self.options: Optional[CaptureOptions] = None  # capturing on this thread
         self.torch_state: Optional[str] = None  # the ProfilerState name switched on here
-        self.profiler_flag_used = False
         self.module_wrapper_used = False
 
 
@@ -84,7 +83,8 @@ _stubs_error: Optional[str] = None  # None: not tried yet
 _kineto_thread: Optional[int] = None  # the thread using torch's own profiler state
 _module_call_users = 0
 _module_call_wrapper: Optional[_core.ModuleCallWrapper] = None
-_profiler_flag_users = 0  # threads capturing operators, for torch's "profiler enabled" flag
+_profiler_flag_threads: Set[int] = set()  # threads capturing operators, for torch's "profiler enabled" flag
+_abandoned_threads: Set[int] = set()  # threads whose capture a profiler stopped on another thread left on
 _profiler_flag_set_here = False  # perfprof, not torch.profiler, set that flag
 
 
@@ -110,6 +110,7 @@ def start_thread(options: CaptureOptions) -> None:
     """Start capturing on the calling thread with `options`: operators and modules once the
     script has imported torch (now, or when this thread imports it: ``perfprof run`` starts
     before the script's ``import torch``), Python calls in any case."""
+    end_abandoned_capture()
     if _thread.options is not None:
         return
     _thread.options = options
@@ -178,8 +179,7 @@ def stop_thread(window_begin_ns: int = 0) -> Any:
     if _thread.torch_state is not None:
         torch_results = _disable_torch_state(_thread.torch_state, options, window_begin_ns)
         _thread.torch_state = None
-    if _thread.profiler_flag_used:
-        _release_profiler_flag()
+    release_profiler_flag(threading.get_ident())
     if _thread.module_wrapper_used:
         _core.module_calls_capture(False)
         release_module_call_wrapper()
@@ -338,25 +338,48 @@ def _import_operators(events: Any, options: CaptureOptions, window_begin_ns: int
 # did, so that it still tells a torch.profiler session from its own (_torch_profiler_running).
 
 def _use_profiler_flag() -> None:
-    global _profiler_flag_users, _profiler_flag_set_here
+    global _profiler_flag_set_here
     import torch.autograd.profiler as autograd_profiler
 
     with _lock:
-        _profiler_flag_users += 1
-        _thread.profiler_flag_used = True
+        _profiler_flag_threads.add(threading.get_ident())
         if not autograd_profiler._is_profiler_enabled:
             autograd_profiler._is_profiler_enabled = True
             _profiler_flag_set_here = True
 
 
-def _release_profiler_flag() -> None:
-    global _profiler_flag_users, _profiler_flag_set_here
+def abandon_thread(thread: int) -> None:
+    """A profiler started on thread `thread` (an ident) was stopped on another: that thread's
+    capture no longer holds torch's process-wide flag, and ends when the thread next steps, stops
+    or starts a profiler (end_abandoned_capture: torch's profiler state is per thread, so only
+    the thread itself can switch its own off)."""
+    release_profiler_flag(thread)
+    with _lock:
+        _abandoned_threads.add(thread)
+
+
+def end_abandoned_capture() -> None:
+    """End the calling thread's capture if a profiler stopped on another thread left it on (the
+    profiler's controls call this, so it ends at the thread's next step, stop or start)."""
+    thread = threading.get_ident()
+    if thread not in _abandoned_threads:
+        return
+    with _lock:
+        _abandoned_threads.discard(thread)
+    stop_thread()
+
+
+def release_profiler_flag(thread: int) -> None:
+    """The capture of thread `thread` (an ident) no longer needs torch's flag; the last one out
+    clears it (if perfprof set it)."""
+    global _profiler_flag_set_here
+    if thread not in _profiler_flag_threads:
+        return
     import torch.autograd.profiler as autograd_profiler
 
     with _lock:
-        _profiler_flag_users -= 1
-        _thread.profiler_flag_used = False
-        if _profiler_flag_users == 0 and _profiler_flag_set_here:
+        _profiler_flag_threads.discard(thread)
+        if not _profiler_flag_threads and _profiler_flag_set_here:
             autograd_profiler._is_profiler_enabled = False
             _profiler_flag_set_here = False
 

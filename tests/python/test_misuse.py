@@ -79,6 +79,13 @@ def test_two_threads_stepping_one_profiler_count_every_step_once():
     # step 100's, which stop() ends while it records (as torch.profiler does).
     expected = [sorted(f"ProfilerStep#{n}" for n in range(5 * c, 5 * c + 5)) for c in range(20)]
     assert cycles == expected + [["ProfilerStep#100"]]
+    # Cycles started on one thread and stopped on another leave nothing on: not torch's profiler
+    # flag, and not the main thread's capture (torch's own profiler starts on it again).
+    torch = pytest.importorskip("torch")
+    assert torch.autograd.profiler._is_profiler_enabled is False
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], record_shapes=True) as own:
+        torch.ones(2).add(1)
+    assert any(event.name == "aten::add" for event in own.events())
 
 
 def test_a_handler_that_raises_reaches_the_caller_and_the_next_cycle_is_still_recorded():

@@ -47,6 +47,7 @@ class HostCapture(Collector):
         if self._thread == threading.get_ident():
             self._torch_results = torch_capture.stop_thread(collection.window_begin_ns)
         else:
+            torch_capture.abandon_thread(self._thread)
             warn_once("capture-thread", "perfprof: the profiler was stopped on another thread than it was "
-                      "started on; operator capture on the starting thread ends when it next starts or exits")
+                      "started on; operator capture on the starting thread ends at its next step, stop or start")
         self._thread = None
