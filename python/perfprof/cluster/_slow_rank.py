@@ -14,7 +14,7 @@ A rank is named on a dimension when it got more than half of the votes, more tha
 deviations: normal approximation, with continuity correction), and by enough to matter: its
 distance from the other ranks' median on the dimension (steps), or the time the others waited for
 it (collectives), is at least :data:`MIN_EFFECT` of the mean step time, per step. (A rank that
-computes 0.3 ms longer in a 60 ms step does not make the job slow, however consistently.)
+computes 0.6 ms longer in a 64 ms step (1%) does not make the job slow, however consistently.)
 """
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ SPREAD_THRESHOLD = 0.05
 #: Standard deviations above chance a rank's votes must reach (one-sided 5%).
 OUTLIER_Z = 1.645
 #: The smallest effect named, as a fraction of the mean step time (per step).
-MIN_EFFECT = 0.01
+MIN_EFFECT = 0.02
 #: The dimensions of the step breakdown, causes first: Communication is where the others wait.
 STEP_DIMENSIONS = ("Computing", "Free", "Communication")
 COLLECTIVES = "Collectives"
