@@ -9,8 +9,9 @@ Chrome trace in one file, for Perfetto UI and chrome://tracing.
 * **Ids.** Flow (``s``, ``t``, ``f``) and async (``b``, ``n``, ``e``) events pair by ``id`` within
   one trace; each rank's ids are offset by ``rank * 10**12`` so that no two ranks' pairs meet.
 * **Time.** Each trace's times are shifted onto the first rank's ``baseTimeNanoseconds``: the
-  ranks line up as their hosts' Unix clocks did (exactly, on one machine; across machines, as
-  well as those clocks were synchronised).
+  ranks line up as their hosts' Unix clocks did (on one machine, to within the few nanoseconds
+  by which each process's clock offset differs; across machines, as well as those clocks were
+  synchronised).
 
 Written one rank at a time: the memory is that of the largest rank's trace.
 """
