@@ -333,3 +333,24 @@ def test_a_merged_trace_leaves_out_unreadable_traces_and_says_where_it_cannot_wr
     with pytest.raises(OSError, match="cannot write the merged trace .*missing/merged.json"):
         write_merged_trace([(0, str(runs[0]))], str(tmp_path / "missing" / "merged.json"))
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".merged")) == []
+
+
+def test_merged_flow_ids_stay_paired_within_a_rank_whatever_their_type(tmp_path):
+    from perfprof.cluster._merged_trace import write_merged_trace
+
+    runs = []
+    for rank in range(2):
+        output = tmp_path / f"r{rank}_perfprof" / "PERFPROF_OUTPUT"
+        output.mkdir(parents=True)
+        events = [{"ph": "s", "id": 7, "pid": 1, "tid": 1, "ts": 1.0, "name": "a"},
+                  {"ph": "f", "id": 7, "pid": 1, "tid": 1, "ts": 2.0, "name": "a", "bp": "e"},
+                  {"ph": "b", "id": "0x1f", "pid": 1, "tid": 1, "ts": 1.0, "name": "b", "cat": "c"},
+                  {"ph": "e", "id": "0x1f", "pid": 1, "tid": 1, "ts": 3.0, "name": "b", "cat": "c"}]
+        (output / "w.pt.trace.json").write_text(json.dumps({"traceEvents": events, "baseTimeNanoseconds": 0}))
+        runs.append((rank, str(output.parent)))
+    merged = write_merged_trace(runs, str(tmp_path / "merged.json"))
+    events = json.loads((tmp_path / "merged.json").read_text())["traceEvents"]
+    ids = {(e["pid"] // 1000, e["ph"]): e["id"] for e in events if "id" in e}
+    assert merged.ranks == 2 and merged.skipped == []
+    assert ids[(0, "s")] == ids[(0, "f")] != ids[(1, "s")] == ids[(1, "f")]
+    assert ids[(0, "b")] == ids[(0, "e")] != ids[(1, "b")] == ids[(1, "e")]

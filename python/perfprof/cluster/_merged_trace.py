@@ -7,7 +7,8 @@ Chrome trace in one file, for Perfetto UI and chrome://tracing.
   "rank N" and "rank N: GPU d" (the trace's own names after the colon) and sorted by that number,
   so the ranks come in order, each with its host first. Threads keep their names.
 * **Ids.** Flow (``s``, ``t``, ``f``) and async (``b``, ``n``, ``e``) events pair by ``id`` within
-  one trace; each rank's ids are offset by ``rank * 10**12`` so that no two ranks' pairs meet.
+  one trace; each rank's ids are offset by ``rank * 10**12`` (text ids get a ``rank<N>:``
+  prefix) so that no two ranks' pairs meet.
 * **Time.** Each trace's times are shifted onto the first rank's ``baseTimeNanoseconds``: the
   ranks line up as their hosts' Unix clocks did (on one machine, to within the few nanoseconds
   by which each process's clock offset differs; across machines, as well as those clocks were
@@ -96,7 +97,15 @@ def _write(ranks: Sequence[Tuple[int, str]], raw: IO[bytes], path: str,
 
 
 def _read_trace(run_dir: str) -> Tuple[Optional[Dict[str, Any]], str]:
-    """The run directory's Chrome trace, built from its capture if it has none; else why not."""
+    """The run directory's Chrome trace, built from its capture if it has none; else why not
+    (a run directory that cannot be read is this rank's problem, not the merged file's)."""
+    try:
+        return _read_or_build_trace(run_dir)
+    except OSError as error:
+        return None, f"cannot be read: {error}"
+
+
+def _read_or_build_trace(run_dir: str) -> Tuple[Optional[Dict[str, Any]], str]:
     trace_file = _trace_file(run_dir)
     if trace_file is None and os.path.isfile(os.path.join(run_dir, "capture.ppcap")):
         from .._analyse import analyse_run_dir
@@ -166,11 +175,18 @@ def _rank_events(events: List[Dict[str, Any]], rank: int, processes: _RankProces
             continue
         if "pid" in event:
             event["pid"] = processes.numbers[event["pid"]]
-        if event.get("ph") in _PAIRED and isinstance(event.get("id"), int):
-            event["id"] += rank * IDS_PER_RANK
+        if event.get("ph") in _PAIRED and "id" in event:
+            event["id"] = _rank_id(event["id"], rank)
         if shift_us and isinstance(event.get("ts"), (int, float)):
             event["ts"] += shift_us
         yield event
+
+
+def _rank_id(event_id: Any, rank: int) -> Any:
+    """A pairing id made unique to `rank`: numbers offset by ``rank * 10**12``, texts prefixed."""
+    if isinstance(event_id, int) and not isinstance(event_id, bool):
+        return event_id + rank * IDS_PER_RANK
+    return f"rank{rank}:{event_id}"
 
 
 class _EventWriter:
