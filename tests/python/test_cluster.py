@@ -17,6 +17,7 @@ from typing import Dict, List, Tuple
 import pytest
 
 from child_process import child_env
+from time_sets import inside, intersection, union
 
 pytest.importorskip("duckdb")
 
@@ -77,33 +78,6 @@ def test_the_slow_rank_and_its_dimension_are_named(local_output):
     assert 0.6 * 0.2 * STEP_SECONDS * 1e9 < free["excess_ns"] < 1.6 * 0.2 * STEP_SECONDS * 1e9
 
 
-def _union(intervals: List[Tuple[int, int]]) -> List[Tuple[int, int]]:
-    merged: List[List[int]] = []
-    for begin, end in sorted(intervals):
-        if merged and begin <= merged[-1][1]:
-            merged[-1][1] = max(merged[-1][1], end)
-        else:
-            merged.append([begin, end])
-    return [(begin, end) for begin, end in merged]
-
-
-def _intersection(a: List[Tuple[int, int]], b: List[Tuple[int, int]]) -> List[Tuple[int, int]]:
-    found, i, j = [], 0, 0
-    while i < len(a) and j < len(b):
-        begin, end = max(a[i][0], b[j][0]), min(a[i][1], b[j][1])
-        if begin < end:
-            found.append((begin, end))
-        if a[i][1] < b[j][1]:
-            i += 1
-        else:
-            j += 1
-    return found
-
-
-def _covered(intervals: List[Tuple[int, int]], begin: int, end: int) -> int:
-    return sum(max(0, min(end, e) - max(begin, b)) for b, e in intervals)
-
-
 def _by_hand(database: str) -> Tuple[int, Dict[str, Dict[str, float]]]:
     """The rank of a database and its steps' breakdown (microseconds), from PYTORCH_API's rows:
     C the operators that are not torch.distributed's, M torch.distributed's ranges."""
@@ -112,19 +86,19 @@ def _by_hand(database: str) -> Tuple[int, Dict[str, Dict[str, float]]]:
     rows = connection.execute("""SELECT p.startNs, p.endNs, s.value, t.name FROM PYTORCH_API p
                                  JOIN StringIds s ON s.id = p.name JOIN ENUM_API_TYPE t ON t.id = p.type""").fetchall()
     connection.close()
-    compute = _union([(b, e) for b, e, name, kind in rows if kind == "op" and not name.startswith(COLLECTIVE_PREFIXES)])
-    communication = _union([(b, e) for b, e, name, kind in rows
+    compute = union([(b, e) for b, e, name, kind in rows if kind == "op" and not name.startswith(COLLECTIVE_PREFIXES)])
+    communication = union([(b, e) for b, e, name, kind in rows
                             if kind in ("op", "annotation") and name.startswith(COLLECTIVE_PREFIXES)])
-    overlapped = _intersection(compute, communication)
-    busy = _union(compute + communication)
+    overlapped = intersection(compute, communication)
+    busy = union(compute + communication)
     steps = {}
     for begin, end, name, kind in rows:
         if kind != "step":
             continue
-        computing, comm, overlap = (_covered(s, begin, end) for s in (compute, communication, overlapped))
+        computing, comm, overlap = (inside(s, begin, end) for s in (compute, communication, overlapped))
         first = min((max(b, begin) for b, e in busy if e > begin and b < end), default=end)
         values = {"Computing": computing, "Communication(Not Overlapped)": comm - overlap, "Overlapped": overlap,
-                  "Communication": comm, "Free": (end - begin) - _covered(busy, begin, end), "Preparing": first - begin}
+                  "Communication": comm, "Free": (end - begin) - inside(busy, begin, end), "Preparing": first - begin}
         steps[name.split("#")[1]] = {column: value / 1e3 for column, value in values.items()}
     return rank, steps
 

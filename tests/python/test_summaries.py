@@ -12,6 +12,7 @@ import pytest
 
 from database_checks import query
 from fake_cupti import run
+from time_sets import inside, union
 
 # The all-reduces (2 ms each, queued on stream 9) outlast the compute kernels by far, however
 # fast the host goes: some communication is exposed in every run.
@@ -105,20 +106,6 @@ def test_api_statistic_totals_equal_the_runtime_calls_of_the_chrome_trace(run_ou
         totals[call["name"]] += ns(call["dur"])
     rows = read_csv(output / "api_statistic.csv")
     assert {row["Name"]: int(row["Total Time (ns)"]) for row in rows} == totals
-
-
-def union(intervals: List[Tuple[int, int]]) -> List[Tuple[int, int]]:
-    merged: List[List[int]] = []
-    for begin, end in sorted(intervals):
-        if merged and begin <= merged[-1][1]:
-            merged[-1][1] = max(merged[-1][1], end)
-        else:
-            merged.append([begin, end])
-    return [(b, e) for b, e in merged]
-
-
-def inside(intervals: List[Tuple[int, int]], begin: int, end: int) -> int:
-    return sum(max(0, min(e, end) - max(b, begin)) for b, e in intervals)
 
 
 def test_step_trace_time_follows_the_documented_formulas_over_the_chrome_trace(run_output):
