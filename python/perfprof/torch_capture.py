@@ -70,6 +70,10 @@ class _ThreadState(threading.local):
         self.options: Optional[CaptureOptions] = None  # capturing on this thread
         self.torch_state: Optional[str] = None  # the ProfilerState name switched on here
         self.module_wrapper_used = False
+        self.window_begin_ns = 0  # operators torch recorded before it are not read
+        # What perfprof's state recorded until torch.profiler took the state over on this thread
+        # (torch_profiler_starts): read, and kept like stop_thread's results.
+        self.results_before_handover: List[Any] = []
 
 
 _thread = _ThreadState()
@@ -127,6 +131,9 @@ def start_thread(options: CaptureOptions) -> None:
 
 def _start_torch_capture(options: CaptureOptions) -> None:
     """Capture torch's operators (and modules) on the calling thread."""
+    from . import _torch_profiler_beside
+
+    _torch_profiler_beside.install()
     if _install_stubs():
         _thread.torch_state = _enable_torch_state(options)
         _use_profiler_flag()
@@ -167,7 +174,7 @@ def stop_thread(window_begin_ns: int = 0) -> Any:
     """Stop capturing on the calling thread; what torch recorded before `window_begin_ns`
     (``_core.now_ns()`` clock: warm-up steps) is not read.
 
-    Returns torch's results that were read, or None. Freeing them takes about as long as reading
+    Returns the list of torch's results that were read, or None. Freeing them takes about as long as reading
     them, so the caller keeps them out of the stop a user waits for, as torch.profiler keeps its own.
     """
     options = _thread.options
@@ -175,9 +182,10 @@ def stop_thread(window_begin_ns: int = 0) -> Any:
         return None
     _thread.options = None
     _waiting_for_torch[:] = [waiting for waiting in _waiting_for_torch if waiting is not options]
-    torch_results = None
+    torch_results: List[Any] = _thread.results_before_handover
+    _thread.results_before_handover = []
     if _thread.torch_state is not None:
-        torch_results = _disable_torch_state(_thread.torch_state, options, window_begin_ns)
+        torch_results.append(_disable_torch_state(_thread.torch_state, options, window_begin_ns))
         _thread.torch_state = None
     release_profiler_flag(threading.get_ident())
     if _thread.module_wrapper_used:
@@ -192,7 +200,48 @@ def stop_thread(window_begin_ns: int = 0) -> Any:
 def window_begin() -> None:
     """The kept window begins (the recorder was just emptied): the Python frames running on this
     thread are recorded as beginning now, and built-ins are named afresh (with_stack)."""
+    _thread.window_begin_ns = _core.now_ns()  # this thread runs no operator since the window's begin
+    _thread.results_before_handover = []  # warm-up's
     _core.python_tracer_window_begin()
+
+
+# -- torch.profiler on a capturing thread -----------------------------------------------------------
+# torch's profiler state is one per thread. A torch.profiler session started on a thread whose
+# operators perfprof captures through that state would fail ("Profiler is already enabled on this
+# thread") or take the state over and leave perfprof's cycle without operators. Instead perfprof
+# hands the state over while torch.profiler runs and takes it back when it stops
+# (_torch_profiler_beside.py calls these around torch's own enable and disable).
+
+def torch_profiler_starts(kineto: bool) -> None:
+    """torch.profiler is about to switch torch's state on for this thread (`kineto`: its own
+    collection, process-wide inside torch): perfprof's capture, if it holds the state here, reads
+    what it recorded and steps aside. Raises ``RuntimeError`` when `kineto` and perfprof uses
+    torch's collection on another thread: two at once crash the process, and only that thread can
+    switch its own off."""
+    holder = _kineto_thread
+    if kineto and holder is not None and holder != threading.get_ident():
+        names = {thread.ident: thread.name for thread in threading.enumerate()}
+        raise RuntimeError(
+            f"torch.profiler cannot start: perfprof.profile holds torch's profiler collection on thread "
+            f"{names.get(holder, holder)!r} (it records input types and values there: record_shapes, with_flops, "
+            "record_op_args or profile_memory), and torch runs one at a time in a process; stop that perfprof "
+            "profiler first, or start torch.profiler on that thread (perfprof then steps aside)")
+    if _thread.torch_state is None or _thread.options is None:
+        return
+    warn_once("torch-profiler-inside", "perfprof: torch.profiler started on a thread whose operators perfprof "
+              "captures; perfprof steps aside while it runs: the operators it records are in torch.profiler's "
+              "results, not in perfprof's trace")
+    results = _disable_torch_state(_thread.torch_state, _thread.options, _thread.window_begin_ns)
+    _thread.results_before_handover.append(results)
+    _thread.torch_state = None
+
+
+def torch_profiler_stopped() -> None:
+    """torch.profiler switched torch's state off for this thread (or could not switch it on):
+    perfprof's capture takes the state (back) if it stepped aside or could not start for it."""
+    if _thread.options is None or _thread.torch_state is not None or _stubs_error != "":
+        return
+    _thread.torch_state = _enable_torch_state(_thread.options, after_torch_profiler=True)
 
 
 def reset_module_names() -> None:
@@ -229,13 +278,15 @@ def _module_call_code() -> Any:
 
 # -- torch's observer state -----------------------------------------------------------------------
 
-def _enable_torch_state(options: CaptureOptions) -> Optional[str]:
-    """Switch on the torch profiler state `options` need on this thread; returns its name."""
+def _enable_torch_state(options: CaptureOptions, after_torch_profiler: bool = False) -> Optional[str]:
+    """Switch on the torch profiler state `options` need on this thread; returns its name.
+    `after_torch_profiler`: a torch.profiler session on this thread has just ended (torch clears its
+    "profiler enabled" flag only afterwards), so that flag does not mean torch's state is busy."""
     from torch._C._profiler import ProfilerActivity, ProfilerConfig, ProfilerState, _ExperimentalConfig
     import torch.autograd
 
     state = ProfilerState.NVTX if options.record_shapes else ProfilerState.ITT
-    if (options.exact_inputs or options.profile_memory) and _claim_kineto():
+    if (options.exact_inputs or options.profile_memory) and _claim_kineto(after_torch_profiler):
         state = ProfilerState.KINETO
     elif options.profile_memory:
         warn_once("memory-unrecorded", "perfprof: profile_memory: allocations are not recorded on this thread "
@@ -251,14 +302,15 @@ def _enable_torch_state(options: CaptureOptions) -> Optional[str]:
             torch.autograd._prepare_profiler(config, activities)
         torch.autograd._enable_profiler(config, activities)
     except RuntimeError as error:  # torch.profiler already runs on this thread
-        warn_once("torch-state", f"perfprof: PyTorch operators are not captured on this thread: {error}")
+        warn_once("torch-state", "perfprof: torch.profiler holds torch's profiler state on this thread; perfprof "
+                  f"captures this thread's operators only once it stops ({error})")
         if state == ProfilerState.KINETO:
             _release_kineto()
         return None
     return state.name
 
 
-def _claim_kineto() -> bool:
+def _claim_kineto(after_torch_profiler: bool = False) -> bool:
     global _kineto_thread
     import torch
 
@@ -270,7 +322,7 @@ def _claim_kineto() -> bool:
                   "recorded only when CUDA activity is collected too; shapes are recorded without them")
         return False
     with _lock:
-        if _kineto_thread is None and not _torch_profiler_running():
+        if _kineto_thread is None and (after_torch_profiler or not _torch_profiler_running()):
             _kineto_thread = threading.get_ident()
             return True
     warn_once("kineto-busy", "perfprof: torch's profiler is in use elsewhere in the process; operators are "

@@ -1,0 +1,57 @@
+"""torch.profiler used on a thread whose operators perfprof captures.
+
+torch's profiler state is one per thread, and perfprof captures operators through it. torch.profiler
+(``torch.profiler.profile``, ``torch.autograd.profiler.profile``, ``emit_nvtx``, ``emit_itt``)
+prepares, switches it on and switches it off through functions its module looks up when called.
+perfprof puts its own in their place once it captures operators: before torch's prepare or
+switch-on, perfprof's capture reads what it recorded and steps aside (torch's prepare alone ends
+the session perfprof's state belongs to); after torch's switch-off it takes the state back. Both
+profilers then get their operators, and torch.profiler never finds the thread's state taken.
+torch's own collection is process-wide and runs once at a time (two crash the process): while
+perfprof uses it on one thread, torch.profiler started on another raises a ``RuntimeError`` saying
+so. Threads where perfprof captures nothing see torch's functions unchanged otherwise.
+"""
+from __future__ import annotations
+
+import threading
+from typing import Any, Callable, Tuple
+
+from . import torch_capture
+
+_lock = threading.Lock()
+_installed = False
+
+
+def install() -> None:
+    """Put the hand-over around torch.profiler's switches (once per process)."""
+    global _installed
+    import torch.autograd.profiler as autograd_profiler
+
+    with _lock:
+        if _installed:
+            return
+        _installed = True
+        prepare = autograd_profiler._prepare_profiler
+        enable, disable = autograd_profiler._enable_profiler, autograd_profiler._disable_profiler
+
+    def after_perfprof_steps_aside(switch: Any, kineto: Callable[[Tuple[Any, ...]], bool]) -> Any:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            try:
+                torch_capture.torch_profiler_starts(kineto(args))
+                return switch(*args, **kwargs)
+            except BaseException:
+                torch_capture.torch_profiler_stopped()
+                raise
+        return call
+
+    def disable_then_perfprof_resumes(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return disable(*args, **kwargs)
+        finally:
+            torch_capture.torch_profiler_stopped()
+
+    # Only torch's own collection is prepared, and it is switched on with activities; the
+    # observer states of emit_nvtx and emit_itt are switched on with none.
+    autograd_profiler._prepare_profiler = after_perfprof_steps_aside(prepare, lambda args: True)
+    autograd_profiler._enable_profiler = after_perfprof_steps_aside(enable, lambda args: len(args) > 1 and bool(args[1]))
+    autograd_profiler._disable_profiler = disable_then_perfprof_resumes
