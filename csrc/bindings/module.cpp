@@ -405,7 +405,14 @@ PYBIND11_MODULE(_core, m) {
   m.def("discard", [] {
     py::gil_scoped_release release;
     Recorder::instance().discard();
-  }, "Drop everything recorded so far.");
+  }, "Drop everything recorded so far (its room is given back to the event limit).");
+  m.def("set_event_limit", [](uint64_t events) { Recorder::instance().set_event_limit(events); },
+        py::arg("events"),
+        "The most events the recorder may hold for the session from now on; beyond it they are\n"
+        "dropped and counted.");
+  m.def("event_limit_reached", [] { return Recorder::instance().event_limit_reached(); },
+        "Whether events were dropped at the event limit since it was last set or refilled.");
+  m.attr("EVENT_BYTES") = sizeof(RawEvent);
   py::class_<CaptureStream>(m, "CaptureStream",
                             "A session's capture file, written while the session records\n"
                             "(docs/formats/capture.md).")
@@ -428,7 +435,12 @@ PYBIND11_MODULE(_core, m) {
       .def_property_readonly("ok", &CaptureStream::ok)
       .def_property_readonly("error", &CaptureStream::error)
       .def_property_readonly("path", &CaptureStream::path)
-      .def_property_readonly("events_appended", &CaptureStream::events_appended);
+      .def_property_readonly("events_appended", &CaptureStream::events_appended)
+      .def_property_readonly("removed", &CaptureStream::removed,
+                             "Whether the file was removed from its path while written (its events are read\n"
+                             "back from the open file).")
+      .def_property_readonly("events_held_back", &CaptureStream::events_held_back,
+                             "Host events the file lacks because it could not take them (the trace has them).");
   m.def("collect", &collect_trace, py::arg("window_begin_ns"), py::arg("window_end_ns"),
         py::arg("with_gpu") = false, py::arg("flops") = false, py::arg("stream") = nullptr,
         "Move everything recorded so far (and GPU activity) into a Trace; operators get their\n"

@@ -2,7 +2,6 @@
 
 #include <iterator>
 #include <stdexcept>
-#include <unordered_map>
 #include <utility>
 
 namespace perfprof {
@@ -24,22 +23,6 @@ void merge_by_id(std::vector<T>& into, std::vector<T>& more) {
   if (into.empty()) into.emplace_back();
 }
 
-void append_threads(std::vector<ThreadEvents>& into, std::vector<ThreadEvents>& more) {
-  std::unordered_map<uint32_t, size_t> row_of;
-  for (size_t row = 0; row < into.size(); ++row) row_of.emplace(into[row].index, row);
-  for (ThreadEvents& thread : more) {
-    const auto found = row_of.find(thread.index);
-    if (found == row_of.end()) {
-      row_of.emplace(thread.index, into.size());
-      into.push_back(std::move(thread));
-      continue;
-    }
-    ThreadEvents& known = into[found->second];
-    if (!thread.name.empty()) known.name = std::move(thread.name);
-    append(known.events, thread.events);
-  }
-}
-
 }  // namespace
 
 void append_capture(Capture& into, Capture more) {
@@ -51,14 +34,7 @@ void append_capture(Capture& into, Capture more) {
   merge_by_id(into.arg_sets, more.arg_sets);
   append(into.other_threads, more.other_threads);
   append(into.metadata, more.metadata);
-  CollectedEvents& host = into.host;
-  append_threads(host.threads, more.host.threads);
-  append(host.completed, more.host.completed);
-  memory::append_events(host.memory, std::move(more.host.memory));
-  append(host.observed_tensors, more.host.observed_tensors);
-  host.dropped_events += more.host.dropped_events;
-  host.import_losses.events += more.host.import_losses.events;
-  host.import_losses.failed_reads += more.host.import_losses.failed_reads;
+  append_collected(into.host, std::move(more.host));
   GpuInput& gpu = into.gpu;
   append(gpu.collected.activities, more.gpu.collected.activities);
   append(gpu.collected.api_calls, more.gpu.collected.api_calls);

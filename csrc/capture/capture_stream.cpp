@@ -7,7 +7,10 @@
 #include <chrono>
 #include <set>
 #include <exception>
+#include <new>
 #include <utility>
+
+#include <fmt/format.h>
 
 #include "capture/capture_file.h"
 #include "capture/live_capture.h"
@@ -68,7 +71,19 @@ CaptureStream::~CaptureStream() { stop_flushing(); }
 
 bool CaptureStream::ok() const {
   std::lock_guard<std::mutex> lock(mutex_);
-  return writer_.ok();
+  return writable();
+}
+
+bool CaptureStream::writable() const { return writer_.ok() && sink_.error().empty(); }
+
+std::string CaptureStream::readable_path() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return sink_.readable_path();
+}
+
+bool CaptureStream::removed() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return sink_.moved();
 }
 
 uint64_t CaptureStream::events_appended() const {
@@ -81,14 +96,43 @@ uint64_t CaptureStream::cap_flushes() const {
   return cap_flushes_;
 }
 
+uint64_t CaptureStream::events_lost() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return events_lost_;
+}
+
+uint64_t CaptureStream::events_held_back() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return events_held_back_;
+}
+
+CollectedEvents CaptureStream::take_held_back() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  // Handed to the caller, which finishes the file with them: counted again if that fails.
+  for (const ThreadEvents& thread : held_back_.threads) events_held_back_ -= thread.events.size();
+  return std::exchange(held_back_, {});
+}
+
 void CaptureStream::append_recorded() {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (writer_.ok()) append_locked(Recorder::instance().collect(), GpuInput{});
+  append_or_hold_back(Recorder::instance().collect());
 }
 
 void CaptureStream::append(const CollectedEvents& host) {
   std::lock_guard<std::mutex> lock(mutex_);
-  append_locked(host, GpuInput{});
+  append_or_hold_back(host);
+}
+
+void CaptureStream::append_or_hold_back(CollectedEvents host) noexcept {
+  if (writable() && append_locked(host, GpuInput{})) return;
+  uint64_t events = 0;
+  for (const ThreadEvents& thread : host.threads) events += thread.events.size();
+  try {
+    append_collected(held_back_, std::move(host));
+    events_held_back_ += events;
+  } catch (const std::bad_alloc&) {
+    events_lost_ += events;  // no memory to keep them in either
+  }
 }
 
 void CaptureStream::add_metadata(const RunMetadata& entry) {
@@ -96,13 +140,24 @@ void CaptureStream::add_metadata(const RunMetadata& entry) {
   if (!ended_) writer_.metadata({entry});
 }
 
-void CaptureStream::append_locked(const CollectedEvents& host, const GpuInput& gpu) {
-  const Vocabulary used = vocabulary_used_by(host, gpu);
-  writer_.strings(used.strings);
-  writer_.arg_sets(used.arg_sets);
-  writer_.other_threads(name_other_threads(host, gpu, named_threads_));
-  writer_.host(host);
-  for (const ThreadEvents& thread : host.threads) events_appended_ += thread.events.size();
+bool CaptureStream::append_locked(const CollectedEvents& host, const GpuInput& gpu) noexcept {
+  const uint64_t size_before = sink_.size();
+  try {
+    const Vocabulary used = vocabulary_used_by(host, gpu);
+    writer_.strings(used.strings);
+    writer_.arg_sets(used.arg_sets);
+    writer_.other_threads(name_other_threads(host, gpu, named_threads_));
+    writer_.host(host);
+    if (writable()) {
+      for (const ThreadEvents& thread : host.threads) events_appended_ += thread.events.size();
+      return true;
+    }
+  } catch (const std::bad_alloc&) {
+    // Out of memory encoding: the file is cut back as after a failed write, and ends here.
+    sink_.abandon(fmt::format("out of memory writing {}", path_));
+  }
+  sink_.cut_to(size_before);
+  return false;
 }
 
 void CaptureStream::start_flushing(uint64_t cap_bytes) {
@@ -137,39 +192,60 @@ void CaptureStream::flush_at_cap(uint64_t cap_events) {
   while (!flusher.wake.wait_for(wait_lock, kFlushPoll, [&] { return flusher.stop; })) {
     if (Recorder::instance().buffered_events() < cap_events) continue;
     std::lock_guard<std::mutex> lock(mutex_);
-    if (!writer_.ok()) return;  // nothing more leaves memory
-    append_locked(Recorder::instance().collect(), GpuInput{});
+    if (!writable()) return;  // nothing more leaves the recorder before stop
+    append_or_hold_back(Recorder::instance().collect());
     ++cap_flushes_;
   }
 }
 
-void CaptureStream::finish(const GpuInput& gpu, const CollectionWindow& window) {
+bool CaptureStream::finish(const GpuInput& gpu, const CollectionWindow& window) {
+  return finish_with(CollectedEvents{}, gpu, window);
+}
+
+bool CaptureStream::finish_with(const CollectedEvents& host, const GpuInput& gpu, const CollectionWindow& window) {
   stop_flushing();
   std::lock_guard<std::mutex> lock(mutex_);
-  append_locked(CollectedEvents{}, gpu);
-  writer_.gpu(gpu);
-  writer_.window(window);
-  writer_.end();
   ended_ = true;
+  if (!writable()) {
+    for (const ThreadEvents& thread : host.threads) events_held_back_ += thread.events.size();
+    return false;
+  }
+  const uint64_t size_before = sink_.size();
+  const uint64_t appended_before = events_appended_;
+  if (append_locked(host, gpu)) {
+    try {
+      writer_.gpu(gpu);
+      writer_.window(window);
+      writer_.end();
+      if (writable()) return true;
+    } catch (const std::bad_alloc&) {
+    }
+  }
+  sink_.cut_to(size_before);
+  events_appended_ = appended_before;
+  for (const ThreadEvents& thread : host.threads) events_held_back_ += thread.events.size();
+  return false;
 }
 
 Capture complete_capture(CaptureStream& stream, CollectedEvents rest, GpuInput gpu, const CollectionWindow& window) {
   stream.stop_flushing();
+  // The file is ended first, so whatever happens while it is read back (running out of memory
+  // building a long session, say) it holds the whole session for `perfprof analyse`.
+  CollectedEvents unwritten = stream.take_held_back();
+  append_collected(unwritten, std::move(rest));
+  Capture tail = capture_of_this_process(std::move(unwritten), std::move(gpu), window);
+  const bool tail_in_file = stream.finish_with(tail.host, tail.gpu, window);
   Capture capture;
   try {
-    capture = read_capture_file(stream.path()).capture;
-  } catch (const std::exception&) {
-    // Nothing of the file is readable: what it held is counted below as dropped.
+    capture = read_capture_file(stream.readable_path()).capture;
+  } catch (const std::runtime_error&) {
+    // Nothing of the file is readable: what it held is counted below as dropped. Running out of
+    // memory is not caught: the caller reports it, and the ended file keeps the session.
   }
   const uint64_t appended = stream.events_appended();
   const uint64_t read_back = host_event_count(capture);
-  capture.host.dropped_events += appended > read_back ? appended - read_back : 0;
-  Capture tail = capture_of_this_process(std::move(rest), std::move(gpu), window);
-  if (stream.ok()) {
-    stream.append(tail.host);
-    stream.finish(tail.gpu, window);
-  }
-  append_capture(capture, std::move(tail));
+  capture.host.dropped_events += (appended > read_back ? appended - read_back : 0) + stream.events_lost();
+  if (!tail_in_file) append_capture(capture, std::move(tail));
   return capture;
 }
 

@@ -26,10 +26,12 @@ class CaptureStream {
   CaptureStream(const CaptureStream&) = delete;
   CaptureStream& operator=(const CaptureStream&) = delete;
 
-  // Moves what the recorder holds into the file (nothing once the file cannot be written: the
-  // events then stay in memory).
+  // Moves what the recorder holds into the file (once the file cannot be written, into the
+  // stream's memory instead: see held_back()).
   void append_recorded();
-  // Appends `host` (the strings it uses, then its events).
+  // Appends `host` (the strings it uses, then its events). Each append reaches the file whole
+  // or not at all: when a write fails (disk full) the file is cut back to what it held before
+  // and `host` is held back in memory, as is everything appended after.
   void append(const CollectedEvents& host);
   // Appends run metadata (written at once: a killed process keeps what was added); nothing once
   // the capture is ended.
@@ -38,17 +40,37 @@ class CaptureStream {
   // buffers hold more than half of `cap_bytes` (the other half: the copy being written).
   void start_flushing(uint64_t cap_bytes);
   void stop_flushing();
-  // Appends what GPU collection handed over and the window, and ends the capture.
-  void finish(const GpuInput& gpu, const CollectionWindow& window);
+  // Appends what GPU collection handed over and the window, and ends the capture. False when it
+  // could not all be written: the file is then cut back to what it held before, so it holds
+  // none of `gpu` and the caller keeps it.
+  bool finish(const GpuInput& gpu, const CollectionWindow& window);
+  // Appends `host`, then finishes; false (the file cut back to what it held before: none of
+  // `host` either) when it could not all be written.
+  bool finish_with(const CollectedEvents& host, const GpuInput& gpu, const CollectionWindow& window);
 
   const std::string& path() const { return path_; }
+  // Whether the file was removed (or replaced) from `path` while the stream wrote it; its
+  // events are then read back from the open file.
+  bool removed() const;
+  std::string readable_path() const;  // where the file written can be read back from
   bool ok() const;
   std::string error() const { return sink_.error(); }  // why the capture could not be written
-  uint64_t events_appended() const;
-  uint64_t cap_flushes() const;  // appends made because the cap was reached
+  uint64_t events_appended() const;  // events in the file
+  uint64_t cap_flushes() const;      // appends made because the cap was reached
+  // Host events the file lacks because it could not take them (held back in memory, or left
+  // out of a failed finish): the trace complete_capture builds has them, the file does not.
+  uint64_t events_held_back() const;
+  // The events held back, for the caller to finish the file with (no longer counted: a finish
+  // that fails counts them again).
+  CollectedEvents take_held_back();
+  // Events neither written nor held back (no memory to keep them in): counted as dropped.
+  uint64_t events_lost() const;
 
  private:
-  void append_locked(const CollectedEvents& host, const GpuInput& gpu);
+  // Appends `host` whole, or cuts the file back and returns false.
+  bool append_locked(const CollectedEvents& host, const GpuInput& gpu) noexcept;
+  void append_or_hold_back(CollectedEvents host) noexcept;
+  bool writable() const;  // mutex_ held
   void flush_at_cap(uint64_t cap_events);
 
   const std::string path_;
@@ -58,6 +80,9 @@ class CaptureStream {
   std::unordered_set<int64_t> named_threads_;
   uint64_t events_appended_ = 0;
   uint64_t cap_flushes_ = 0;
+  CollectedEvents held_back_;
+  uint64_t events_held_back_ = 0;
+  uint64_t events_lost_ = 0;  // neither written nor held back: out of memory
   bool ended_ = false;
   // The flushing thread and what it waits on.
   struct Flusher {

@@ -17,8 +17,10 @@ class Sink {
   virtual std::string error() const = 0;
 };
 
-// Appends to a file, created (or emptied) on construction. Bytes written reach the kernel at
-// once (no user-space buffer), so they survive the process being killed.
+// Appends to a file it creates on construction: exclusively (a file, or a link planted, at
+// `path` is an error, never followed) and with mode 0640 whatever the umask. Bytes written
+// reach the kernel at once (no user-space buffer), so they survive the process being killed. A
+// write that fails (disk full) is cut off the file: it ends with the last whole write.
 class FileSink final : public Sink {
  public:
   explicit FileSink(const std::string& path);
@@ -28,12 +30,26 @@ class FileSink final : public Sink {
 
   bool write(std::string_view bytes) override;
   std::string error() const override { return error_; }
+  // Bytes the file holds.
+  uint64_t size() const { return size_; }
+  // Cuts the file back to `size` bytes (taking back writes after it); nothing can be written
+  // afterwards.
+  void cut_to(uint64_t size);
+  // Nothing more is written, for `why` (unless a write failed before).
+  void abandon(const std::string& why) {
+    if (error_.empty()) error_ = why;
+  }
+  // Whether `path` no longer names the file written (removed or replaced while open).
+  bool moved() const;
+  // A path the file written can be read back from: `path`, or the open descriptor's when moved.
+  std::string readable_path() const;
 
  private:
   void fail(const char* what);
 
   std::string path_;
   int fd_ = -1;
+  uint64_t size_ = 0;
   std::string error_;
 };
 

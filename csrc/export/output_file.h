@@ -8,10 +8,9 @@
 #include <string>
 #include <string_view>
 
-namespace perfprof {
+#include "common/file_mode.h"
 
-// Output files get this mode (python/perfprof/_files.py's FILE_MODE is the same).
-inline constexpr unsigned kOutputFileMode = 0640;
+namespace perfprof {
 
 // A temporary file beside `target` (so the final rename stays on one file system), created
 // exclusively under a random name (`<target>.tmpXXXXXX`, mkstemp: a link planted at a name

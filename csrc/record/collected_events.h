@@ -55,4 +55,8 @@ struct CollectedEvents {
   ImportLosses import_losses;
 };
 
+// Adds `more` to `into`: each thread's events after those `into` has of it (by buffer index),
+// the rest appended, the losses summed.
+void append_collected(CollectedEvents& into, CollectedEvents more);
+
 }  // namespace perfprof

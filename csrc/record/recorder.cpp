@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <new>
 #include <utility>
 
 #include <fmt/format.h>
@@ -28,6 +29,8 @@ struct ThreadSlot {
 thread_local ThreadBuffer* tls_buffer __attribute__((tls_model("initial-exec"))) = nullptr;
 thread_local uint64_t tls_range_tag __attribute__((tls_model("initial-exec"))) = 0;
 thread_local uint64_t tls_range_seq __attribute__((tls_model("initial-exec"))) = 0;
+// Events to drop before this thread tries again to get a buffer, after a try ran out of memory.
+thread_local uint32_t tls_registration_countdown __attribute__((tls_model("initial-exec"))) = 0;
 thread_local ThreadSlot tls_slot;
 
 ThreadSlot::~ThreadSlot() {
@@ -66,7 +69,11 @@ void Recorder::counter(StringId name, double value) noexcept {
 }
 
 void Recorder::append(const RawEvent& event) noexcept {
-  if (ThreadBuffer* buffer = current_thread_buffer()) buffer->append(event);
+  if (ThreadBuffer* buffer = current_thread_buffer()) {
+    buffer->append(event);
+  } else {
+    unbuffered_dropped_.fetch_add(1, std::memory_order_relaxed);
+  }
 }
 
 ThreadBuffer* Recorder::current_thread_buffer() noexcept {
@@ -75,17 +82,23 @@ ThreadBuffer* Recorder::current_thread_buffer() noexcept {
 }
 
 ThreadBuffer* Recorder::register_current_thread() noexcept {
+  if (tls_registration_countdown > 0) {
+    --tls_registration_countdown;
+    return nullptr;
+  }
   try {
     const int64_t os_tid = current_os_tid();
     std::lock_guard<std::mutex> lock(registry_mutex_);
     auto buffer = std::make_shared<ThreadBuffer>(next_buffer_index_++, os_tid,
-                                                 current_os_thread_name(os_tid));
+                                                 current_os_thread_name(os_tid), budget_);
     buffers_.push_back(buffer);
     tls_slot.buffer = buffer;
     tls_buffer = buffer.get();
     return tls_buffer;
   } catch (...) {
-    return nullptr;  // out of memory: the event is lost, the job goes on
+    // Out of memory: the event is lost (and counted) and the job goes on; the next tries wait.
+    tls_registration_countdown = ThreadBuffer::kEventsBetweenAllocationTries;
+    return nullptr;
   }
 }
 
@@ -141,6 +154,8 @@ void Recorder::discard() {
     buffer.consume(nullptr);
     buffer.take_dropped();
   });
+  unbuffered_dropped_.store(0, std::memory_order_relaxed);
+  budget_.refill();
   std::lock_guard<std::mutex> lock(imported_mutex_);
   completed_.clear();
   memory_ = {};
@@ -156,11 +171,29 @@ uint64_t Recorder::buffered_events() {
 
 CollectedEvents Recorder::collect() {
   CollectedEvents collected;
+  collected.dropped_events = unbuffered_dropped_.exchange(0, std::memory_order_relaxed);
+  // Out of memory for a thread's copy, the events of that thread and the ones after are dropped
+  // and counted: collecting must not fail, and holding them would only make memory scarcer.
+  bool out_of_memory = false;
   for_each_buffer([&](ThreadBuffer& buffer) {
-    ThreadEvents thread{buffer.index(), buffer.os_tid(), buffer.name(), {}};
-    buffer.consume(&thread.events);
     collected.dropped_events += buffer.take_dropped();
-    if (!thread.events.empty()) collected.threads.push_back(std::move(thread));
+    if (!out_of_memory) {
+      try {
+        ThreadEvents thread{buffer.index(), buffer.os_tid(), buffer.name(), {}};
+        buffer.consume(&thread.events);  // consumes nothing when the copy cannot be had
+        const uint64_t taken = thread.events.size();
+        try {
+          if (taken != 0) collected.threads.push_back(std::move(thread));
+          return;
+        } catch (const std::bad_alloc&) {
+          collected.dropped_events += taken;
+        }
+      } catch (const std::bad_alloc&) {
+      }
+      out_of_memory = true;
+    }
+    collected.dropped_events += buffer.unconsumed();
+    buffer.consume(nullptr);
   });
   std::lock_guard<std::mutex> lock(imported_mutex_);
   collected.completed.swap(completed_);

@@ -15,6 +15,7 @@
 #include "memory/memory_events.h"
 #include "record/collected_events.h"
 #include "record/event.h"
+#include "record/event_budget.h"
 #include "record/thread_buffer.h"
 
 namespace perfprof {
@@ -79,7 +80,15 @@ class Recorder {
   void name_current_thread(std::string name) noexcept;
   void name_thread(int64_t os_tid, const std::string& name);
 
-  // Drops every event recorded so far (warm-up steps, or stragglers from a stopped session).
+  // The most events the thread buffers may take from now on (refilled by discard()); beyond it
+  // events are dropped and counted (CollectedEvents::dropped_events).
+  void set_event_limit(uint64_t events) noexcept { budget_.reset(events); }
+  uint64_t event_limit() const noexcept { return budget_.limit(); }
+  // Whether an event was dropped because the limit was reached since it was last set or refilled.
+  bool event_limit_reached() const noexcept { return budget_.reached(); }
+
+  // Drops every event recorded so far (warm-up steps, or stragglers from a stopped session) and
+  // gives their room back to the event limit.
   void discard();
   // Moves every event recorded so far out of the thread buffers, grouped by thread.
   CollectedEvents collect();
@@ -95,6 +104,9 @@ class Recorder {
   void for_each_buffer(Visit&& visit);
 
   std::atomic<uint32_t> channels_{0};
+  EventBudget budget_;
+  // Events of threads that could not get a buffer (out of memory), counted as dropped.
+  std::atomic<uint64_t> unbuffered_dropped_{0};
   std::mutex registry_mutex_;
   std::vector<std::shared_ptr<ThreadBuffer>> buffers_;
   std::mutex imported_mutex_;  // guards what was added rather than recorded

@@ -5,16 +5,35 @@
 
 namespace perfprof {
 
-ThreadBuffer::ThreadBuffer(uint32_t index, int64_t os_tid, std::string name)
-    : index_(index), os_tid_(os_tid), name_(std::move(name)) {}
+ThreadBuffer::ThreadBuffer(uint32_t index, int64_t os_tid, std::string name, EventBudget& budget)
+    : index_(index), os_tid_(os_tid), budget_(budget), name_(std::move(name)) {}
 
 bool ThreadBuffer::start_new_chunk() noexcept {
-  std::unique_ptr<Chunk> chunk(new (std::nothrow) Chunk);
-  if (!chunk) return false;
-  cursor_ = chunk->events;
-  chunk_end_ = chunk->events + kChunkEvents;
-  std::lock_guard<std::mutex> lock(chunks_mutex_);
-  chunks_.push_back(std::move(chunk));
+  if (allocation_retry_countdown_ > 0) {
+    --allocation_retry_countdown_;
+    return false;
+  }
+  size_t capacity = next_chunk_events_;
+  if (!budget_.take(capacity)) {
+    capacity = kFirstChunkEvents;  // the last of the budget, in small chunks
+    if (!budget_.take(capacity)) return false;
+  }
+  Chunk chunk{std::unique_ptr<RawEvent[]>(new (std::nothrow) RawEvent[capacity]), capacity};
+  if (!chunk.events) {
+    allocation_retry_countdown_ = kEventsBetweenAllocationTries;
+    return false;
+  }
+  cursor_ = chunk.events.get();
+  chunk_end_ = cursor_ + capacity;
+  next_chunk_events_ = std::min(capacity * 2, kMaxChunkEvents);
+  try {
+    std::lock_guard<std::mutex> lock(chunks_mutex_);
+    chunks_.push_back(std::move(chunk));
+  } catch (...) {  // the chunk list cannot grow: the chunk goes, its events are dropped
+    cursor_ = chunk_end_ = nullptr;
+    allocation_retry_countdown_ = kEventsBetweenAllocationTries;
+    return false;
+  }
   return true;
 }
 
@@ -23,19 +42,24 @@ void ThreadBuffer::consume(std::vector<RawEvent>* out) {
   std::lock_guard<std::mutex> lock(chunks_mutex_);
   if (out) out->reserve(out->size() + (committed - consumed_));
   while (consumed_ < committed) {
-    const uint64_t chunk_seq = consumed_ / kChunkEvents;
-    const size_t slot = consumed_ % kChunkEvents;
-    const size_t count = std::min<uint64_t>(committed - consumed_, kChunkEvents - slot);
+    // Committed events past a full front chunk are in the chunks after it.
+    if (read_slot_ == chunks_.front().capacity) {
+      chunks_.pop_front();
+      read_slot_ = 0;
+    }
+    const Chunk& chunk = chunks_.front();
+    const size_t count = std::min<uint64_t>(committed - consumed_, chunk.capacity - read_slot_);
     if (out) {
-      const RawEvent* first = chunks_[chunk_seq - first_chunk_seq_]->events + slot;
+      const RawEvent* first = chunk.events.get() + read_slot_;
       out->insert(out->end(), first, first + count);
     }
+    read_slot_ += count;
     consumed_ += count;
   }
-  // Free finished chunks; the last one may still be the writer's current chunk.
-  while (chunks_.size() > 1 && (first_chunk_seq_ + 1) * kChunkEvents <= consumed_) {
+  // Free the front chunk once read, unless it is the last: the writer may still be filling it.
+  if (chunks_.size() > 1 && read_slot_ == chunks_.front().capacity) {
     chunks_.pop_front();
-    ++first_chunk_seq_;
+    read_slot_ = 0;
   }
 }
 

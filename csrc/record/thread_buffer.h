@@ -4,6 +4,9 @@
 // The writer stores into the current chunk and publishes with one release store of the
 // committed count: no lock and no allocation per event. It takes the chunk-list mutex only when
 // a chunk is full. The collector copies committed events out and frees chunks the writer left.
+// Chunks start small and double up to kMaxChunkEvents, so a thread that records a few events
+// (thousands of short-lived threads) takes a few KiB, not a full chunk; each chunk's room is
+// taken from the session's EventBudget.
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -14,14 +17,20 @@
 #include <vector>
 
 #include "record/event.h"
+#include "record/event_budget.h"
 
 namespace perfprof {
 
 class ThreadBuffer {
  public:
-  static constexpr size_t kChunkEvents = 8192;  // 256 KiB per chunk
+  static constexpr size_t kFirstChunkEvents = 128;  // 4 KiB
+  static constexpr size_t kMaxChunkEvents = 8192;   // 256 KiB
+  // After an allocation fails, this many events are dropped before the next try: under memory
+  // pressure a failed allocation per event would slow the job down.
+  static constexpr uint32_t kEventsBetweenAllocationTries = 4096;
 
-  ThreadBuffer(uint32_t index, int64_t os_tid, std::string name);
+  // `budget` outlives the buffer (the recorder's).
+  ThreadBuffer(uint32_t index, int64_t os_tid, std::string name, EventBudget& budget);
   ThreadBuffer(const ThreadBuffer&) = delete;
   ThreadBuffer& operator=(const ThreadBuffer&) = delete;
 
@@ -52,25 +61,29 @@ class ThreadBuffer {
 
  private:
   struct Chunk {
-    RawEvent events[kChunkEvents];
+    std::unique_ptr<RawEvent[]> events;
+    size_t capacity;
   };
   bool start_new_chunk() noexcept;
 
   const uint32_t index_;
   const int64_t os_tid_;
+  EventBudget& budget_;
 
   // Writer-only state.
   RawEvent* cursor_ = nullptr;
   RawEvent* chunk_end_ = nullptr;
+  size_t next_chunk_events_ = kFirstChunkEvents;
+  uint32_t allocation_retry_countdown_ = 0;
 
   std::atomic<uint64_t> committed_{0};
   std::atomic<uint64_t> dropped_{0};
   std::atomic<bool> exited_{false};
 
-  mutable std::mutex chunks_mutex_;  // guards chunks_, first_chunk_seq_, consumed_ and name_
-  std::deque<std::unique_ptr<Chunk>> chunks_;
-  uint64_t first_chunk_seq_ = 0;  // sequence number of chunks_.front()
-  uint64_t consumed_ = 0;         // events handed to the collector so far
+  mutable std::mutex chunks_mutex_;  // guards chunks_, read_slot_, consumed_ and name_
+  std::deque<Chunk> chunks_;
+  size_t read_slot_ = 0;   // events of chunks_.front() handed to the collector
+  uint64_t consumed_ = 0;  // events handed to the collector so far
   std::string name_;
 };
 

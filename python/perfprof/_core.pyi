@@ -46,7 +46,16 @@ def buffered_events() -> int:
     """Events the recorder's thread buffers hold, not collected yet."""
 
 def discard() -> None:
-    """Drop everything recorded so far."""
+    """Drop everything recorded so far (its room is given back to the event limit)."""
+
+def set_event_limit(events: int) -> None:
+    """The most events the recorder may hold for the session from now on; beyond it they are
+    dropped and counted."""
+
+def event_limit_reached() -> bool:
+    """Whether events were dropped at the event limit since it was last set or refilled."""
+
+EVENT_BYTES: int
 
 def name_current_thread(name: str) -> None:
     """Name the calling thread in traces (registering it with the recorder)."""
@@ -322,6 +331,13 @@ class CaptureStream(metaclass=_pybind11_type):
     def path(self) -> str: ...
     @property
     def events_appended(self) -> int: ...
+    @property
+    def removed(self) -> bool:
+        """Whether the file was removed from its path while written (its events are read
+        back from the open file)."""
+    @property
+    def events_held_back(self) -> int:
+        """Host events the file lacks because it could not take them (the trace has them)."""
 
 def collect(
     window_begin_ns: int, window_end_ns: int, with_gpu: bool = False, flops: bool = False, stream: CaptureStream | None = None

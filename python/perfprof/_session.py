@@ -18,6 +18,7 @@ from typing import Any, Callable, List, Optional, Sequence, Tuple
 from . import _core
 from ._collectors import Collection, Collector, collectors_for
 from ._logging import logger
+from ._memory_headroom import memory_headroom
 from ._options import ProfilerOptions
 from ._termination import TerminationNotice
 
@@ -34,7 +35,12 @@ class Session:
         self._collection = Collection()
         self._stream: Optional[_core.CaptureStream] = None
         self._termination: Optional[TerminationNotice] = None
+        self._limit_bytes: Optional[int] = None  # the most recorded events may take; None: no limit
         self.window_open = False
+        #: Why the trace could not be built at stop ("" when it was, or the session has not stopped).
+        self.build_failure = ""
+        #: Host events the capture file lacks because it could not be written (the trace has them).
+        self.capture_lacks = 0
 
     @property
     def collecting(self) -> bool:
@@ -50,6 +56,9 @@ class Session:
                                    "stop it before starting this one")
             _collecting = self
         self.options.log_uncollected()
+        self._limit_bytes = _record_limit_bytes(self.options.experimental_config.record_limit_mb)
+        _core.set_event_limit(_UNLIMITED_EVENTS if self._limit_bytes is None else
+                              self._limit_bytes // _core.EVENT_BYTES)
         for collector in self._collectors:
             _core.set_channels(_core.channels() | collector.channels)
             _guarded(collector, "start", collector.start)
@@ -86,7 +95,10 @@ class Session:
         flushed step on disk. Without a capture file, or once it cannot be written, events stay
         in memory until stop."""
         if self._stream is not None and self._stream.ok:
-            self._stream.append_recorded()
+            try:
+                self._stream.append_recorded()
+            except Exception as error:  # never out of step(); the stream holds back what it could not write
+                logger.warning("perfprof: moving recorded events to the capture failed: %r", error)
             self._check_stream()
 
     def _check_stream(self) -> None:
@@ -94,9 +106,11 @@ class Session:
             logger.warning("perfprof: the capture cannot be written (%s); the rest of the session is kept in memory",
                            self._stream.error)
 
-    def stop(self) -> "_core.Trace":
+    def stop(self) -> Optional["_core.Trace"]:
         """Stop every collector, in the reverse order of their start, and build the trace of the
-        kept window from what they brought into the recorder."""
+        kept window from what they brought into the recorder. None when the trace cannot be
+        built (out of memory, say): one line is logged saying what was lost or where the capture
+        keeps it, and ``build_failure`` says why."""
         global _collecting
         collection = self._collection
         collection.window_end_ns = _core.now_ns()
@@ -107,13 +121,48 @@ class Session:
                 _guarded(collector, "stop", collector.stop, collection)
                 _core.set_channels(_core.channels() & ~collector.channels)
             _name_live_threads()
-            trace = _core.collect(collection.window_begin_ns, collection.window_end_ns, collection.gpu_records,
-                                  flops=self.options.with_flops, stream=self._stream)
+            limit_reached = _core.event_limit_reached()
+            held = _core.buffered_events()
+            trace = self._build(collection, held)
+            if self._stream is not None:
+                self.capture_lacks = self._stream.events_held_back
+                if self._stream.removed:
+                    logger.error("perfprof: the capture %s was removed while recording; the trace was built from "
+                                 "the open file", self._stream.path)
+                _remove_if_eventless(self._stream)
         finally:  # whatever happened, the recorder is free for the next session
             with _collecting_lock:
                 _collecting = None
-        _report_losses(trace.stats)
+        if trace is not None:
+            _report_losses(trace.stats, self._limit_bytes if limit_reached else None)
         return trace
+
+    def _build(self, collection: Collection, held: int) -> Optional["_core.Trace"]:
+        """The trace of the window; None (logged) when it cannot be built. `held`: the events
+        in memory, lost with the trace when there is no capture to build it from later."""
+        try:
+            return _core.collect(collection.window_begin_ns, collection.window_end_ns, collection.gpu_records,
+                                 flops=self.options.with_flops, stream=self._stream)
+        except Exception as error:  # never hurt the job: building the trace is perfprof's business
+            self.build_failure = "out of memory" if isinstance(error, MemoryError) else repr(error)
+        _core.discard()  # what the failed build left in the recorder goes now, not at the next start
+        if self._stream is not None and self._stream.ok:
+            run_dir = os.path.dirname(os.path.abspath(self._stream.path))
+            logger.error("perfprof: the trace could not be built at stop (%s); the capture in %s keeps what was "
+                         "recorded: `perfprof analyse %s` builds it", self.build_failure, run_dir, run_dir)
+        else:
+            logger.error("perfprof: the trace could not be built at stop (%s); the %d events held in memory "
+                         "are lost", self.build_failure, held)
+        return None
+
+
+def _remove_if_eventless(stream: _core.CaptureStream) -> None:
+    """A capture that could not be written and holds no event is of no use to anyone: it goes."""
+    if not stream.ok and stream.events_appended == 0 and not stream.removed:
+        try:
+            os.remove(stream.path)
+        except OSError:
+            pass
 
 
 def _guarded(collector: Collector, phase: str, call: Callable[..., None], *args: Any) -> None:
@@ -131,10 +180,29 @@ def _name_live_threads() -> None:
             _core.name_thread(thread.native_id, thread.name)
 
 
-def _report_losses(stats: _core.TraceStats) -> None:
-    if stats["dropped_events"]:
-        logger.warning("perfprof: %d events could not be stored (out of memory) and are missing "
-                       "from the trace", stats["dropped_events"])
+# The event limit when there is none: more than any process can hold.
+_UNLIMITED_EVENTS = 2**63 - 1
+
+
+def _record_limit_bytes(limit_mb: Optional[int]) -> Optional[int]:
+    """The most memory a cycle's recorded events may take: `limit_mb` when given, else a quarter
+    of the process's memory headroom (building the trace at stop takes about as much again, and
+    the job needs the rest); None when the headroom cannot be read."""
+    if limit_mb is not None:
+        return limit_mb << 20
+    headroom = memory_headroom()
+    return None if headroom is None else headroom // 4
+
+
+def _report_losses(stats: _core.TraceStats, limit_bytes: Optional[int]) -> None:
+    """Log what the trace lacks. `limit_bytes`: the recording limit, when it was reached."""
+    if stats["dropped_events"] and limit_bytes is not None:
+        logger.warning("perfprof: %d events were dropped: the cycle reached its recording limit of %d MiB "
+                       "(ExperimentalConfig.record_limit_mb; by default a quarter of the memory free when the "
+                       "cycle began); the trace lacks them", stats["dropped_events"], limit_bytes >> 20)
+    elif stats["dropped_events"]:
+        logger.warning("perfprof: %d events were lost (no memory could be had for them, or their capture could "
+                       "not be read back) and are missing from the trace", stats["dropped_events"])
     if stats["gpu_dropped_records"]:
         logger.warning("perfprof: CUPTI dropped %d GPU activity records (buffers full); the trace "
                        "lacks them", stats["gpu_dropped_records"])

@@ -99,6 +99,12 @@ class ExperimentalConfig:
         capture_buffer_mb: (perfprof) the most memory, in MiB, recorded events may hold while a
             run directory's capture is written (``tensorboard_trace_handler``): beyond it they
             are moved to the capture file before the step ends (default 256).
+        record_limit_mb: (perfprof) the most memory, in MiB, one cycle's recorded events may take
+            (in memory or in its capture: the trace built at stop reads them all); events beyond
+            it are dropped, counted and reported in one line. None (default): a quarter of the
+            memory the process can still use when the cycle begins (the least of the system's
+            available memory and the room under ``ulimit -v`` and the cgroup's limit), leaving
+            room for the job and for building the trace.
 
     Options whose collection this version does not have yet are accepted and logged once when a
     profiler starts with them set; see docs/api.md for the list.
@@ -110,6 +116,7 @@ class ExperimentalConfig:
         "export_type", "profiler_level", "mstx", "mstx_domain_include", "mstx_domain_exclude",
         "gpu_metrics", "l2_cache", "op_attr", "data_simplification", "record_op_args",
         "gc_detect_threshold", "host_sys", "sys_io", "sys_interconnection", "capture_buffer_mb",
+        "record_limit_mb",
     )
     __slots__ = FIELDS
 
@@ -131,6 +138,7 @@ class ExperimentalConfig:
         sys_interconnection: bool = False,
         msprof_tx: Optional[bool] = None,
         capture_buffer_mb: int = 256,
+        record_limit_mb: Optional[int] = None,
     ) -> None:
         self.export_type: List[ExportType] = _export_types(export_type)
         self.profiler_level: ProfilerLevel = _member(ProfilerLevel, profiler_level, "profiler_level")
@@ -157,6 +165,8 @@ class ExperimentalConfig:
         self.sys_io: bool = _flag(sys_io, "sys_io")
         self.sys_interconnection: bool = _flag(sys_interconnection, "sys_interconnection")
         self.capture_buffer_mb: int = _positive_int(capture_buffer_mb, "capture_buffer_mb")
+        self.record_limit_mb: Optional[int] = (
+            None if record_limit_mb is None else _positive_int(record_limit_mb, "record_limit_mb"))
 
     def __setattr__(self, name: str, value: Any) -> None:
         """A field assigned after construction is checked as the constructor checks it (a bad

@@ -241,6 +241,10 @@ class _KinetoProfile:
 
     def _require_trace(self, function: str) -> "_core.Trace":
         if self._trace is None:
+            failure = self._session.build_failure if self._session is not None else ""
+            if failure:
+                raise RuntimeError(f"{function}: the last cycle's trace could not be built ({failure}); "
+                                   "the log says what was kept")
             raise RuntimeError(f"{function}: no trace yet; call it after the profiler stopped")
         return self._trace
 
@@ -476,7 +480,13 @@ class profile(_KinetoProfile):
             self._step_range = 0
 
     def _trace_ready(self) -> None:
-        if self.on_trace_ready is not None:
+        if self._trace is None:
+            # The trace could not be built (logged at stop): there is nothing to hand over, but a
+            # run-directory handler keeps the cycle's directory, whose capture holds the events.
+            end_without_trace = getattr(self.on_trace_ready, "end_cycle_without_trace", None)
+            if callable(end_without_trace):
+                end_without_trace()
+        elif self.on_trace_ready is not None:
             self.on_trace_ready(self)
 
     def _warn_incorrect_schedule(self) -> None:

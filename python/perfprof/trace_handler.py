@@ -74,13 +74,20 @@ class TraceHandler:
     def begin_cycle(self) -> Optional[str]:
         """Make the run directory of the cycle that begins recording; returns where its capture
         is written while it records (None when the directory cannot be made: the cycle is then
-        held in memory and its directory made when it is ready)."""
+        held in memory, and the directory made when it is ready; if that fails too, one line
+        says so)."""
         try:
             self._cycle_run_dir = self._new_run_dir()
-        except Exception as error:  # never hurt the job: a full disk must not stop training
-            logger.error("perfprof: cannot create a run directory in %r: %s", self.dir_name, error)
+        except Exception:  # never hurt the job; the cycle's end tries again, and says what happened
             return None
         return os.path.join(self._cycle_run_dir, CAPTURE_FILE)
+
+    def end_cycle_without_trace(self) -> None:
+        """The cycle's trace could not be built: its run directory (listed in ``run_dirs``) keeps
+        the capture only, for ``perfprof analyse`` to build later."""
+        run_dir, self._cycle_run_dir = self._cycle_run_dir, None
+        if run_dir is not None:
+            self.run_dirs.append(run_dir)
 
     def __call__(self, prof: Any) -> None:
         """Write the run directory of `prof`'s latest trace, then auto-plot it. I/O errors are
@@ -91,7 +98,8 @@ class TraceHandler:
             job = _RunDirectoryJob(prof, run_dir, self.worker_name, self.analyse_flag,
                                    with_database=self.auto_plot.enabled)
         except Exception as error:  # never hurt the job: a full disk must not stop training
-            logger.error("perfprof: cannot create a run directory in %r: %s", self.dir_name, error)
+            logger.error("perfprof: cannot create a run directory in %r: %s; this cycle's trace is not written "
+                         "(prof.trace holds it until the next cycle)", self.dir_name, error)
             return
         self.run_dirs.append(run_dir)
         if self.async_mode:
@@ -109,6 +117,8 @@ class TraceHandler:
         from .plots import AutoPlotError
 
         if not job.write_logging_errors():
+            if not os.path.isdir(job.run_dir):  # nothing of the cycle is there: not a run directory
+                self.run_dirs.remove(job.run_dir)
             return
         try:
             self.auto_plot.after_write(job.run_dir)
@@ -249,8 +259,12 @@ class _RunDirectoryJob:
         self.prof_trace = prof.trace
         self.run_dir = run_dir
         self.capture_path = os.path.join(run_dir, CAPTURE_FILE)
-        # Without a capture (the cycle could not stream one) the trace is the only record: written.
-        self.analyse = analyse or not os.path.exists(self.capture_path)
+        # Events the capture lacks because it could not be written (disk full): the trace has them.
+        session = getattr(prof, "_session", None)
+        self.capture_lacks: int = session.capture_lacks if session is not None else 0
+        # Without a whole capture (the cycle could not stream one, or not all of it) the trace is
+        # the only complete record: written.
+        self.analyse = analyse or self.capture_lacks > 0 or not os.path.exists(self.capture_path)
         # data_simplification: once the outputs are written, the capture they came from goes.
         self.remove_capture = self.analyse and bool(prof.experimental_config.data_simplification)
         # Auto-plot reads the database: written from the trace in memory when analysing. Without
@@ -283,9 +297,20 @@ class _RunDirectoryJob:
         try:
             self.write()
         except Exception as error:
-            logger.error("perfprof: writing run directory %s failed: %s", self.run_dir, error)
+            reason = "out of memory" if isinstance(error, MemoryError) else error
+            logger.error("perfprof: writing run directory %s failed: %s%s", self.run_dir, reason, self._what_is_kept())
+            _remove_if_empty(trace_dir_of(self.run_dir))
+            _remove_if_empty(self.run_dir)
             return False
         return True
+
+    def _what_is_kept(self) -> str:
+        if not os.path.exists(self.capture_path):
+            return f"; the cycle's trace ({self.prof_trace.num_ranges} ranges) is lost"
+        if self.capture_lacks:
+            return (f"; its capture keeps all but the last {self.capture_lacks} events, which are lost "
+                    f"(`perfprof analyse {self.run_dir}` writes the rest)")
+        return f"; its capture is kept: `perfprof analyse {self.run_dir}` writes them later"
 
     def write(self) -> None:
         if self.analyse:
@@ -297,6 +322,14 @@ class _RunDirectoryJob:
         write_json(os.path.join(self.run_dir, INFO_FILE), self.info)
         if self.remove_capture and os.path.exists(self.capture_path):
             os.remove(self.capture_path)
+
+
+def _remove_if_empty(directory: str) -> None:
+    """A directory a failed write left empty goes (one that holds anything stays)."""
+    try:
+        os.rmdir(directory)
+    except OSError:
+        pass
 
 
 def write_json(path: str, value: Dict[str, Any]) -> None:

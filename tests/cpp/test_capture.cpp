@@ -1,6 +1,9 @@
 #include <gtest/gtest.h>
 
+#include <sys/resource.h>
+
 #include <algorithm>
+#include <csignal>
 #include <cstring>
 #include <filesystem>
 #include <string>
@@ -519,6 +522,65 @@ TEST(CaptureStream, AppendedInPiecesBuildsTheTraceOfTheWholeCapture) {
   streamed.process = whole.process;
   EXPECT_EQ(chrome_trace_of(std::move(streamed), dir.file("trace.json")),
             chrome_trace_of(whole, dir.file("trace.json")));
+}
+
+// Files may grow to `bytes` while it lives (a disk that fills up): writes past it fail with
+// EFBIG instead of the process getting SIGXFSZ.
+class FileSizeLimit {
+ public:
+  explicit FileSizeLimit(uint64_t bytes) {
+    getrlimit(RLIMIT_FSIZE, &saved_);
+    previous_handler_ = std::signal(SIGXFSZ, SIG_IGN);
+    rlimit limit = saved_;
+    limit.rlim_cur = bytes;
+    setrlimit(RLIMIT_FSIZE, &limit);
+  }
+  ~FileSizeLimit() {
+    setrlimit(RLIMIT_FSIZE, &saved_);
+    std::signal(SIGXFSZ, previous_handler_);
+  }
+  FileSizeLimit(const FileSizeLimit&) = delete;
+  FileSizeLimit& operator=(const FileSizeLimit&) = delete;
+
+ private:
+  rlimit saved_{};
+  void (*previous_handler_)(int) = nullptr;
+};
+
+TEST(CaptureStream, ADiskFullKeepsWhatTheFileCannotTakeInMemoryAndEveryEventOnce) {
+  test::RecorderSession session(kChannelSteps | kChannelOperators);
+  const TempDir dir;
+  const std::string path = dir.file("full.ppcap");
+  const int64_t begin = now_ns();
+  CaptureStream stream(path);
+  record_step(1);
+  stream.append_recorded();
+  ASSERT_TRUE(stream.ok()) << stream.error();
+  const uintmax_t size_after_step_1 = std::filesystem::file_size(path);
+  Capture capture;
+  {
+    // Room for a few bytes more: step 2's append fails part-way.
+    const FileSizeLimit limit(size_after_step_1 + 40);
+    record_step(2);
+    stream.append_recorded();
+    EXPECT_FALSE(stream.ok());
+    EXPECT_NE(stream.error().find("full.ppcap"), std::string::npos) << stream.error();
+    record_step(3);
+    stream.append_recorded();
+    capture = complete_capture(stream, Recorder::instance().collect(), {}, {begin, now_ns()});
+  }
+  // The file was cut back to its last whole append: it holds step 1 and nothing of the others.
+  EXPECT_EQ(std::filesystem::file_size(path), size_after_step_1);
+  EXPECT_EQ(stream.events_appended(), 6u);
+  EXPECT_EQ(stream.events_held_back(), 2u * 6u);
+  EXPECT_EQ(step_ranges(build_trace(read_capture_file(path).capture)),
+            (std::vector<std::pair<std::string, uint8_t>>{{"ProfilerStep#1", 0}}));
+  // The trace of the session has every step once, nothing dropped.
+  const TraceModel model = build_trace(std::move(capture));
+  EXPECT_EQ(step_ranges(model), (std::vector<std::pair<std::string, uint8_t>>{
+                                    {"ProfilerStep#1", 0}, {"ProfilerStep#2", 0}, {"ProfilerStep#3", 0}}));
+  EXPECT_EQ(model.ranges.size(), 9u);
+  EXPECT_EQ(model.stats.dropped_events, 0u);
 }
 
 TEST(CaptureStream, AnUnwritablePathIsReportedNotThrown) {

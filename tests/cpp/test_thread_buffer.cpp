@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <thread>
@@ -11,6 +12,21 @@ namespace perfprof {
 namespace {
 
 constexpr uint64_t kNameCycle = 7;
+
+// Events the first `chunks` chunks of a buffer hold (they start small and double).
+uint64_t first_chunks_events(int chunks) {
+  uint64_t events = 0;
+  for (uint64_t size = ThreadBuffer::kFirstChunkEvents; chunks-- > 0; size = std::min<uint64_t>(size * 2, ThreadBuffer::kMaxChunkEvents)) {
+    events += size;
+  }
+  return events;
+}
+
+// A budget with no limit, for buffers whose room is not under test.
+EventBudget& unlimited() {
+  static EventBudget budget;
+  return budget;
+}
 
 // Event number `i`: every field derives from `i`, so a torn or misplaced event is detectable.
 RawEvent numbered(uint64_t i) {
@@ -36,8 +52,8 @@ void expect_numbered(const std::vector<RawEvent>& events, uint64_t first, uint64
 }
 
 TEST(ThreadBuffer, KeepsOrderAcrossManyChunks) {
-  ThreadBuffer buffer(0, 1, "writer");
-  const uint64_t count = 3 * ThreadBuffer::kChunkEvents + 123;
+  ThreadBuffer buffer(0, 1, "writer", unlimited());
+  const uint64_t count = first_chunks_events(9) + 123;  // small chunks, then full ones
   append_numbered(buffer, 0, count);
   EXPECT_TRUE(buffer.has_unconsumed());
 
@@ -49,14 +65,14 @@ TEST(ThreadBuffer, KeepsOrderAcrossManyChunks) {
 }
 
 TEST(ThreadBuffer, ConsumeReturnsOnlyNewEvents) {
-  ThreadBuffer buffer(0, 1, "writer");
+  ThreadBuffer buffer(0, 1, "writer", unlimited());
   append_numbered(buffer, 0, 10);
   std::vector<RawEvent> first;
   buffer.consume(&first);
   expect_numbered(first, 0, 10);
 
   // Across a chunk boundary, into a vector that already holds something (it is appended to).
-  const uint64_t end = ThreadBuffer::kChunkEvents + 5;
+  const uint64_t end = first_chunks_events(2) + 5;
   append_numbered(buffer, 10, end);
   std::vector<RawEvent> second{numbered(999)};
   buffer.consume(&second);
@@ -71,8 +87,8 @@ TEST(ThreadBuffer, ConsumeReturnsOnlyNewEvents) {
 }
 
 TEST(ThreadBuffer, ConsumeIntoNullDiscards) {
-  ThreadBuffer buffer(0, 1, "writer");
-  append_numbered(buffer, 0, 2 * ThreadBuffer::kChunkEvents);
+  ThreadBuffer buffer(0, 1, "writer", unlimited());
+  append_numbered(buffer, 0, first_chunks_events(3));
   buffer.consume(nullptr);
   EXPECT_FALSE(buffer.has_unconsumed());
 
@@ -83,7 +99,7 @@ TEST(ThreadBuffer, ConsumeIntoNullDiscards) {
 }
 
 TEST(ThreadBuffer, KeepsIdentityAndName) {
-  ThreadBuffer buffer(7, 4242, "first");
+  ThreadBuffer buffer(7, 4242, "first", unlimited());
   EXPECT_EQ(buffer.index(), 7u);
   EXPECT_EQ(buffer.os_tid(), 4242);
   EXPECT_EQ(buffer.name(), "first");
@@ -96,7 +112,7 @@ TEST(ThreadBuffer, KeepsIdentityAndName) {
 
 TEST(ThreadBuffer, ConcurrentConsumerLosesAndDuplicatesNothing) {
   constexpr uint64_t kCount = 1'000'000;
-  ThreadBuffer buffer(0, 1, "writer");
+  ThreadBuffer buffer(0, 1, "writer", unlimited());
   std::atomic<bool> writer_done{false};
 
   std::thread writer([&] {
@@ -114,6 +130,57 @@ TEST(ThreadBuffer, ConcurrentConsumerLosesAndDuplicatesNothing) {
   expect_numbered(events, 0, kCount);
   EXPECT_FALSE(buffer.has_unconsumed());
   EXPECT_EQ(buffer.take_dropped(), 0u);
+}
+
+TEST(ThreadBuffer, BeyondItsBudgetDropsAndCountsEvents) {
+  EventBudget budget;
+  budget.reset(first_chunks_events(2));  // room for the first two chunks, no more
+  ThreadBuffer buffer(0, 1, "writer", budget);
+  const uint64_t room = first_chunks_events(2);
+  append_numbered(buffer, 0, room + 1000);
+  EXPECT_TRUE(budget.reached());
+  EXPECT_EQ(buffer.take_dropped(), 1000u);
+  std::vector<RawEvent> events;
+  buffer.consume(&events);
+  expect_numbered(events, 0, room);  // the first ones kept, in order
+
+  // Room given back (warm-up discarded): recording goes on at once, in a new chunk.
+  budget.refill();
+  EXPECT_FALSE(budget.reached());
+  append_numbered(buffer, room + 1000, room + 1010);
+  events.clear();
+  buffer.consume(&events);
+  expect_numbered(events, room + 1000, 10);
+  EXPECT_EQ(buffer.take_dropped(), 0u);
+}
+
+TEST(ThreadBuffer, AFewEventsTakeAFewKilobytes) {
+  // Thousands of short-lived threads each record a few events: each buffer takes one small
+  // chunk from the budget, not a full one.
+  EventBudget budget;
+  budget.reset(1000 * ThreadBuffer::kFirstChunkEvents);
+  std::vector<std::unique_ptr<ThreadBuffer>> buffers;
+  for (uint32_t thread = 0; thread < 1000; ++thread) {
+    buffers.push_back(std::make_unique<ThreadBuffer>(thread, thread, "short-lived", budget));
+    append_numbered(*buffers.back(), 0, 2);
+  }
+  EXPECT_FALSE(budget.reached());
+  for (auto& buffer : buffers) EXPECT_EQ(buffer->take_dropped(), 0u);
+}
+
+TEST(EventBudget, ThreadsTakingAtOnceNeverTakeMoreThanTheLimit) {
+  EventBudget budget;
+  budget.reset(1000);
+  std::atomic<uint64_t> taken{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&] {
+      while (budget.take(7)) taken.fetch_add(7);
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  EXPECT_EQ(taken.load(), 1000u / 7 * 7);
+  EXPECT_TRUE(budget.reached());
 }
 
 }  // namespace

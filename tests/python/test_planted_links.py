@@ -39,3 +39,16 @@ def test_run_directory_files_never_write_through_a_planted_link(tmp_path):
     assert target.read_text() == '{\n  "rank": 0\n}\n'
     assert stat.S_IMODE(target.stat().st_mode) == 0o640
     assert sorted(p.name for p in tmp_path.iterdir() if ".tmp" in p.name) == [f"profiler_info.json.tmp{os.getpid()}"]
+
+
+def test_a_capture_is_created_exclusively_with_mode_0640(tmp_path):
+    from perfprof import _core
+
+    plant(tmp_path / "victim", [tmp_path / "capture.ppcap"])
+    planted = _core.CaptureStream(str(tmp_path / "capture.ppcap"))
+    assert not planted.ok and "capture.ppcap" in planted.error
+    assert (tmp_path / "victim").read_text() == VICTIM_TEXT
+
+    fresh = _core.CaptureStream(str(tmp_path / "fresh.ppcap"))
+    assert fresh.ok, fresh.error
+    assert stat.S_IMODE((tmp_path / "fresh.ppcap").stat().st_mode) == 0o640

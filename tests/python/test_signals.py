@@ -11,7 +11,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-from child_process import child_env
+from child_process import child_env, perfprof_lines
 
 # Records steps 1..10 (step 0 warms up); `terminate` picks how the script is stopped in step 5.
 SCRIPT = """
@@ -38,10 +38,6 @@ print("handler after stop:", signal.getsignal(signal.SIGTERM) is signal.SIG_DFL,
 def run_script(tmp_path: Path, setup: str = "") -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-c", textwrap.dedent(SCRIPT.format(setup=setup)), str(tmp_path / "out")],
                           env=child_env(), capture_output=True, text=True, timeout=120)
-
-
-def perfprof_lines(stderr: str) -> list:
-    return [line for line in stderr.splitlines() if line.startswith("perfprof:")]
 
 
 def test_sigterm_while_recording_ends_the_process_and_leaves_the_steps_recoverable(tmp_path):
