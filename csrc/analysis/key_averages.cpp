@@ -34,6 +34,32 @@ struct RowKey {
   std::vector<StringId> stack;
 };
 
+// The row of `key`, with nothing added yet.
+KeyAverageRow new_row(const TraceModel& model, const RowKey& key) {
+  KeyAverageRow row;
+  row.name = key.name;
+  row.input_shapes = key.input_shapes;
+  row.device = key.device;
+  for (StringId frame : key.stack) {
+    if (!row.stack.empty()) row.stack += '\n';
+    row.stack += model.str(frame);
+  }
+  return row;
+}
+
+void add_event(KeyAverageRow& row, const EventTotals& totals) {
+  row.count += 1;
+  row.cpu_total_ns += totals.cpu_total_ns;
+  row.self_cpu_ns += totals.self_cpu_ns;
+  row.device_total_ns += totals.device_total_ns;
+  row.self_device_ns += totals.self_device_ns;
+  row.cpu_memory_bytes += totals.memory.cpu;
+  row.self_cpu_memory_bytes += totals.self_memory.cpu;
+  row.device_memory_bytes += totals.memory.device;
+  row.self_device_memory_bytes += totals.self_memory.device;
+  row.flops += totals.flops;
+}
+
 class Aggregator {
  public:
   explicit Aggregator(const TraceModel& model) : model_(model) {}
@@ -41,17 +67,7 @@ class Aggregator {
   void add(const RowKey& key, const ListPosition& position, const EventTotals& totals) {
     Entry& entry = entry_of(key, position);
     if (position < entry.first) entry.first = position;
-    KeyAverageRow& row = entry.row;
-    row.count += 1;
-    row.cpu_total_ns += totals.cpu_total_ns;
-    row.self_cpu_ns += totals.self_cpu_ns;
-    row.device_total_ns += totals.device_total_ns;
-    row.self_device_ns += totals.self_device_ns;
-    row.cpu_memory_bytes += totals.memory.cpu;
-    row.self_cpu_memory_bytes += totals.self_memory.cpu;
-    row.device_memory_bytes += totals.memory.device;
-    row.self_device_memory_bytes += totals.self_memory.device;
-    row.flops += totals.flops;
+    add_event(entry.row, totals);
   }
 
   // Rows by the list position of their first event.
@@ -80,7 +96,7 @@ class Aggregator {
     key_.append(key.input_shapes);
     key_.append(key.name);
     const auto [found, inserted] = index_.try_emplace(key_, entries_.size());
-    if (inserted) entries_.push_back({position, new_row(key)});
+    if (inserted) entries_.push_back({position, new_row(model_, key)});
     return entries_[found->second];
   }
 
@@ -90,45 +106,37 @@ class Aggregator {
     key_.append(bytes, sizeof(value));
   }
 
-  KeyAverageRow new_row(const RowKey& key) const {
-    KeyAverageRow row;
-    row.name = key.name;
-    row.input_shapes = key.input_shapes;
-    row.device = key.device;
-    for (StringId frame : key.stack) {
-      if (!row.stack.empty()) row.stack += '\n';
-      row.stack += model_.str(frame);
-    }
-    return row;
-  }
-
   const TraceModel& model_;
   std::string key_;
   std::unordered_map<std::string, size_t> index_;
   std::vector<Entry> entries_;
 };
 
-class KeyAverages {
+// Every event of torch's list with its key and what it adds to its row.
+class ListedEvents {
  public:
-  KeyAverages(const TraceModel& model, const KeyAverageOptions& options)
+  ListedEvents(const TraceModel& model, const KeyAverageOptions& options)
       : model_(model),
         options_(options),
         events_(build_function_events(model, options.python_functions)),
-        memory_(event_memory(model, events_)),
-        aggregator_(model) {
+        memory_(event_memory(model, events_)) {
     if (options.group_by_stack_n > 0 && options.python_functions) {
       stacks_.emplace(model, events_, static_cast<size_t>(options.group_by_stack_n));
     }
   }
 
-  std::vector<KeyAverageRow> rows() && {
+  // Calls visit(key, position, totals, source) for each event: host ranges (source: their row),
+  // then GPU activities and allocations outside every event (source: -1).
+  template <typename Visit>
+  void for_each(Visit&& visit) {
     for (size_t i = 0; i < model_.ranges.size(); ++i) {
-      if (is_listed(events_.kind[i])) aggregator_.add(key_of_range(i), list_position(model_, i), totals_of_range(i));
+      if (is_listed(events_.kind[i])) visit(key_of_range(i), list_position(model_, i), totals_of_range(i), int64_t(i));
     }
-    add_device_activities();
-    add_allocations_outside_events();
-    return aggregator_.take_rows();
+    visit_device_activities(visit);
+    visit_allocations_outside_events(visit);
   }
+
+  const FunctionEvents& events() const { return events_; }
 
  private:
   RowKey key_of_range(size_t row) {
@@ -169,7 +177,8 @@ class KeyAverages {
   }
 
   // torch lists each GPU activity as an event on the device: device time, no CPU time.
-  void add_device_activities() {
+  template <typename Visit>
+  void visit_device_activities(Visit&& visit) {
     const std::vector<GpuActivity>& activities = model_.gpu.activities;
     for (size_t a = 0; a < activities.size(); ++a) {
       const GpuActivity& activity = activities[a];
@@ -179,12 +188,13 @@ class KeyAverages {
       key.device = true;
       EventTotals totals;
       totals.device_total_ns = totals.self_device_ns = activity.end_ns - activity.start_ns;
-      aggregator_.add(key, {activity.start_ns, -activity.end_ns, model_.ranges.size() + a}, totals);
+      visit(key, ListPosition{activity.start_ns, -activity.end_ns, model_.ranges.size() + a}, totals, int64_t{-1});
     }
   }
 
   // torch lists each as a zero-length "[memory]" event with its bytes.
-  void add_allocations_outside_events() {
+  template <typename Visit>
+  void visit_allocations_outside_events(Visit&& visit) {
     const std::vector<memory::Allocation>& allocations = model_.memory.events.allocations;
     const size_t seen_before = model_.ranges.size() + model_.gpu.activities.size();
     RowKey key;
@@ -192,7 +202,7 @@ class KeyAverages {
     for (size_t a : memory_.outside) {
       EventTotals totals;
       totals.memory = totals.self_memory = bytes_of(allocations[a]);
-      aggregator_.add(key, {allocations[a].time_ns, -allocations[a].time_ns, seen_before + a}, totals);
+      visit(key, ListPosition{allocations[a].time_ns, -allocations[a].time_ns, seen_before + a}, totals, int64_t{-1});
     }
   }
 
@@ -201,7 +211,6 @@ class KeyAverages {
   const FunctionEvents events_;
   const EventMemory memory_;
   std::optional<EventStacks> stacks_;
-  Aggregator aggregator_;
   std::unordered_map<ArgSetId, std::string> shapes_;  // args -> input shapes text
   std::unordered_map<uint64_t, uint64_t> flops_;      // (name, args) -> flops
 };
@@ -209,7 +218,57 @@ class KeyAverages {
 }  // namespace
 
 std::vector<KeyAverageRow> key_averages(const TraceModel& model, const KeyAverageOptions& options) {
-  return KeyAverages(model, options).rows();
+  Aggregator aggregator(model);
+  ListedEvents(model, options).for_each([&](const RowKey& key, const ListPosition& position,
+                                             const EventTotals& totals, int64_t) {
+    aggregator.add(key, position, totals);
+  });
+  return aggregator.take_rows();
+}
+
+std::vector<FunctionEventRow> function_event_list(const TraceModel& model, const KeyAverageOptions& options) {
+  KeyAverageOptions with_shapes = options;
+  with_shapes.group_by_input_shape = true;
+  ListedEvents listed(model, with_shapes);
+  std::vector<std::pair<ListPosition, FunctionEventRow>> events;
+  std::unordered_map<int64_t, size_t> event_of_range;  // range row -> its entry in `events`
+  const RangeTable& r = model.ranges;
+  listed.for_each([&](const RowKey& key, const ListPosition& position, const EventTotals& totals, int64_t range) {
+    FunctionEventRow event;
+    event.totals = new_row(model, key);
+    add_event(event.totals, totals);
+    event.begin_ns = std::get<0>(position);
+    event.end_ns = -std::get<1>(position);
+    if (range >= 0) {
+      const auto row = static_cast<size_t>(range);
+      event.os_tid = model.threads[r.track[row]].os_tid;
+      event.async = listed.events().kind[row] == FunctionEventKind::kAsync;
+      event.sequence = r.sequence[row];
+      event_of_range.emplace(range, events.size());
+    }
+    events.emplace_back(position, std::move(event));
+  });
+  // Parents by range row, then everything by list position, then parents as list indices.
+  std::vector<int64_t> parent_entry(events.size(), -1);
+  for (const auto& [range, entry] : event_of_range) {
+    const int64_t parent = listed.events().parent[static_cast<size_t>(range)];
+    if (listed.events().kind[static_cast<size_t>(range)] == FunctionEventKind::kNested && parent >= 0) {
+      parent_entry[entry] = static_cast<int64_t>(event_of_range.at(parent));
+    }
+  }
+  std::vector<size_t> order(events.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return events[a].first < events[b].first; });
+  std::vector<int64_t> index_of_entry(events.size());
+  for (size_t i = 0; i < order.size(); ++i) index_of_entry[order[i]] = static_cast<int64_t>(i);
+  std::vector<FunctionEventRow> list;
+  list.reserve(events.size());
+  for (size_t entry : order) {
+    FunctionEventRow& event = events[entry].second;
+    event.parent = parent_entry[entry] < 0 ? -1 : index_of_entry[static_cast<size_t>(parent_entry[entry])];
+    list.push_back(std::move(event));
+  }
+  return list;
 }
 
 }  // namespace perfprof

@@ -1,6 +1,7 @@
 #pragma once
-// torch.profiler's key_averages() (torch 2.13): its function events (function_events.h), the
-// device activities and the memory events outside every host event, aggregated by key.
+// torch.profiler's events() and key_averages() (torch 2.13): its function events
+// (function_events.h), the device activities and the memory events outside every host event,
+// listed one by one, or aggregated by key.
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -49,5 +50,20 @@ struct KeyAverageRow {
 // kMemoryEventsName (no time; their bytes). O(n log n) in ranges, activities and allocator
 // events (plus the frames walked per event when grouping by stack).
 std::vector<KeyAverageRow> key_averages(const TraceModel& model, const KeyAverageOptions& options);
+
+// One event of torch's list: a KeyAverageRow of count 1 (input shapes always; the stack when
+// `options` group by it), where it is and what it nests in.
+struct FunctionEventRow {
+  KeyAverageRow totals;
+  int64_t os_tid = 0;      // host events: the thread it began on; others 0
+  int64_t begin_ns = 0;    // trace clock
+  int64_t end_ns = 0;
+  int64_t parent = -1;     // the index in the list of the event it nests in, or -1
+  bool async = false;      // ends on another thread than it began on: outside the tree
+  int64_t sequence = -1;   // autograd sequence number, -1 for none
+};
+
+// torch's list of events (prof.events()), in its order: by begin, longer events first.
+std::vector<FunctionEventRow> function_event_list(const TraceModel& model, const KeyAverageOptions& options);
 
 }  // namespace perfprof

@@ -143,6 +143,25 @@ py::tuple read_capture_trace(const std::string& path, bool flops) {
   return py::make_tuple(std::move(trace), complete, std::move(problem), std::move(metadata));
 }
 
+py::dict key_average_fields(const KeyAverageRow& row) {
+  py::dict fields;
+  fields["name"] = row.name;
+  fields["input_shapes"] = row.input_shapes;
+  fields["stack"] = row.stack;
+  fields["device"] = row.device;
+  fields["count"] = row.count;
+  fields["cpu_total_ns"] = row.cpu_total_ns;
+  fields["self_cpu_ns"] = row.self_cpu_ns;
+  fields["device_total_ns"] = row.device_total_ns;
+  fields["self_device_ns"] = row.self_device_ns;
+  fields["cpu_memory_bytes"] = row.cpu_memory_bytes;
+  fields["self_cpu_memory_bytes"] = row.self_cpu_memory_bytes;
+  fields["device_memory_bytes"] = row.device_memory_bytes;
+  fields["self_device_memory_bytes"] = row.self_device_memory_bytes;
+  fields["flops"] = row.flops;
+  return fields;
+}
+
 py::list key_average_rows(const Trace& trace, bool group_by_input_shape, int group_by_stack_n, bool python_functions) {
   if (group_by_stack_n < 0) throw std::invalid_argument("key_averages: 'group_by_stack_n' must be >= 0");
   std::vector<KeyAverageRow> rows;
@@ -151,22 +170,26 @@ py::list key_average_rows(const Trace& trace, bool group_by_input_shape, int gro
     rows = key_averages(trace.model(), {group_by_input_shape, group_by_stack_n, python_functions});
   }
   py::list out;
-  for (const KeyAverageRow& row : rows) {
-    py::dict fields;
-    fields["name"] = row.name;
-    fields["input_shapes"] = row.input_shapes;
-    fields["stack"] = row.stack;
-    fields["device"] = row.device;
-    fields["count"] = row.count;
-    fields["cpu_total_ns"] = row.cpu_total_ns;
-    fields["self_cpu_ns"] = row.self_cpu_ns;
-    fields["device_total_ns"] = row.device_total_ns;
-    fields["self_device_ns"] = row.self_device_ns;
-    fields["cpu_memory_bytes"] = row.cpu_memory_bytes;
-    fields["self_cpu_memory_bytes"] = row.self_cpu_memory_bytes;
-    fields["device_memory_bytes"] = row.device_memory_bytes;
-    fields["self_device_memory_bytes"] = row.self_device_memory_bytes;
-    fields["flops"] = row.flops;
+  for (const KeyAverageRow& row : rows) out.append(key_average_fields(row));
+  return out;
+}
+
+py::list function_event_rows(const Trace& trace, int stack_frames, bool python_functions) {
+  if (stack_frames < 0) throw std::invalid_argument("function_events: 'stack_frames' must be >= 0");
+  std::vector<FunctionEventRow> events;
+  {
+    py::gil_scoped_release release;
+    events = function_event_list(trace.model(), {true, stack_frames, python_functions});
+  }
+  py::list out;
+  for (const FunctionEventRow& event : events) {
+    py::dict fields = key_average_fields(event.totals);
+    fields["tid"] = event.os_tid;
+    fields["begin_ns"] = event.begin_ns;
+    fields["end_ns"] = event.end_ns;
+    fields["parent"] = event.parent;
+    fields["async"] = event.async;
+    fields["sequence"] = event.sequence;
     out.append(std::move(fields));
   }
   return out;
@@ -342,6 +365,10 @@ PYBIND11_MODULE(_core, m) {
            py::arg("group_by_stack_n") = 0, py::arg("python_functions") = true,
            "Rows as dicts of the KeyAverageRow fields (analysis/key_averages.h), one per distinct\n"
            "key, in torch.profiler's order.")
+      .def("function_events", &function_event_rows, py::arg("stack_frames") = 0, py::arg("python_functions") = true,
+           "torch.profiler's events one by one, in its order: dicts of the KeyAverageRow fields (count\n"
+           "1, input shapes, the innermost stack_frames Python frames) and tid, begin_ns, end_ns,\n"
+           "parent (index in the list, -1 for none), async, sequence (-1 for none).")
       .def("export_stacks", &export_folded_stacks, py::arg("path"), py::arg("device_metric") = false,
            "Write self times per stack in the folded format FlameGraph and speedscope read.")
       .def_property_readonly("num_memory_events", [](const Trace& t) { return t.model().memory.events.allocations.size(); })

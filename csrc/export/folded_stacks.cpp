@@ -14,15 +14,18 @@ namespace {
 // A stack as the name ids of its frames, outermost first.
 using Stack = std::vector<StringId>;
 
+// The annotations around the event (steps, record_function, mstx ranges), outermost first, then
+// the Python frames around it, then the other events around it, then the event.
 Stack stack_of(const TraceModel& model, const OpTree& tree, size_t row) {
-  Stack stack;
+  Stack annotations, events;
+  for (int64_t e = tree.parent_event[row]; e >= 0; e = tree.parent_event[static_cast<size_t>(e)]) {
+    const auto around = static_cast<size_t>(e);
+    (is_annotation(model.ranges.kind[around]) ? annotations : events).push_back(model.ranges.name[around]);
+  }
+  Stack stack(annotations.rbegin(), annotations.rend());
   const std::vector<size_t> frames = call_stack_frames(model, tree, row);
   for (auto f = frames.rbegin(); f != frames.rend(); ++f) stack.push_back(model.ranges.name[*f]);
-  const size_t events_from = stack.size();
-  for (int64_t e = tree.parent_event[row]; e >= 0; e = tree.parent_event[static_cast<size_t>(e)]) {
-    stack.push_back(model.ranges.name[static_cast<size_t>(e)]);
-  }
-  std::reverse(stack.begin() + static_cast<std::ptrdiff_t>(events_from), stack.end());
+  stack.insert(stack.end(), events.rbegin(), events.rend());
   stack.push_back(model.ranges.name[row]);
   return stack;
 }

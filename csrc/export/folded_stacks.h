@@ -14,9 +14,10 @@ enum class FoldedMetric {
 };
 
 // Writes one line per distinct stack of the trace's events (gzip-compressed when `path` ends in
-// ".gz"). The stack of an event is the Python frames around it (outermost first), then the events
-// around it (outermost first), then the event itself, so the values add up to the sum of the
-// events' self times. With SelfDevice, Python frames that launched device work directly (no
+// ".gz"). The stack of an event is the annotations around it (schedule steps, record_function
+// and mstx ranges: a flame graph per step and per user range), then the Python frames around
+// it, then the other events around it, each outermost first, then the event itself, so the
+// values add up to the sum of the events' self times. With SelfDevice, Python frames that launched device work directly (no
 // event around the launch, e.g. a Triton kernel) get a line of their own, built the same way, so
 // no attributed device work is lost; with SelfCpu they get none, as their own time is already in
 // the self time of the event around them.

@@ -274,6 +274,10 @@ class Trace(metaclass=_pybind11_type):
     ) -> list[KeyAverageRow]:
         """One row per distinct key, in torch.profiler's order."""
 
+    def function_events(self, stack_frames: int = 0, python_functions: bool = True) -> list[dict[str, Any]]:
+        """torch.profiler's events one by one, in its order: dicts of the KeyAverageRow fields (count
+        1, input shapes, the innermost stack_frames Python frames) and tid, begin_ns, end_ns,
+        parent (index in the list, -1 for none), async, sequence (-1 for none)."""
     def export_stacks(self, path: str, device_metric: bool = False) -> None:
         """Write self times per stack in the folded format FlameGraph and speedscope read."""
 

@@ -193,6 +193,17 @@ class _KinetoProfile:
         rows = trace.key_averages(group_by_input_shape, group_by_stack_n, python_functions=self.with_stack)
         return summary.rows_from_core(rows, with_flops=self.with_flops, with_memory=self.profile_memory)
 
+    def events(self) -> summary.EventList:
+        """Every event of the last trace one by one, as torch.profiler's ``events()`` lists them:
+        operators, annotations, Python functions (``with_stack=True``), GPU activities and
+        allocations outside every event (``[memory]``), ordered by start (longer events first),
+        each a :class:`perfprof.summary.FunctionEvent` with its times, memory, input shapes, stack
+        and place in the event tree (``cpu_parent``, ``cpu_children``). ``table()`` prints them."""
+        trace = self._require_trace("events")
+        rows = trace.function_events(stack_frames=_STACK_FRAMES if self.with_stack else 0,
+                                     python_functions=self.with_stack)
+        return summary.events_from_core(rows, with_flops=self.with_flops, with_memory=self.profile_memory)
+
     def export_stacks(self, path: "os.PathLike[str] | str", metric: str = "self_cpu_time_total") -> str:
         """Write self time per call stack in the folded format FlameGraph and speedscope read.
 
@@ -493,6 +504,10 @@ class profile(_KinetoProfile):
         previous = ProfilerAction(self._controller.previous).name
         current = ProfilerAction(self._controller.current).name
         logger.warning("perfprof: incorrect schedule: %s followed by %s", previous, current)
+
+
+# The Python frames an event of events() gets, innermost first (with_stack=True).
+_STACK_FRAMES = 128
 
 
 def _record_every_step(_: int) -> ProfilerAction:

@@ -1,8 +1,10 @@
-"""key_averages(): per-operator totals, computed in C++ from the trace model, shown as torch's table."""
+"""events() and key_averages(): torch.profiler's events one by one and their totals per key,
+computed in C++ from the trace model, shown as torch's table."""
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Sequence
+import json
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence
 
 if TYPE_CHECKING:
     from . import _core
@@ -55,7 +57,80 @@ class FunctionEventAvg:
         return self.self_device_time_total
 
 
-_SORT_KEYS: Dict[str, Callable[[FunctionEventAvg], float]] = {
+@dataclass(eq=False)
+class FunctionEvent:
+    """One event of :meth:`perfprof.profile.events`: an operator, annotation, Python function or
+    GPU activity, as torch.profiler's ``FunctionEvent`` has it.
+
+    Times are in microseconds on the trace's clock (``time_range.start``/``end``, as in the
+    Chrome trace) and memory in bytes. ``cpu_parent``/``cpu_children`` are the event tree torch
+    builds (async events, ending on another thread, are outside it); ``input_shapes`` is a list
+    of shapes per input (with ``record_shapes=True``); ``stack`` the Python frames around it,
+    innermost first (with ``with_stack=True``); ``sequence_nr`` the autograd sequence number
+    (-1 for none).
+    """
+
+    id: int
+    name: str
+    thread: int
+    time_range: "Interval"
+    device_type: str
+    is_async: bool
+    sequence_nr: int
+    input_shapes: List[Any]
+    stack: List[str]
+    cpu_time_total: float
+    self_cpu_time_total: float
+    device_time_total: float
+    self_device_time_total: float
+    cpu_memory_usage: int
+    self_cpu_memory_usage: int
+    device_memory_usage: int
+    self_device_memory_usage: int
+    flops: int
+    cpu_parent: Optional["FunctionEvent"] = None
+    cpu_children: List["FunctionEvent"] = field(default_factory=list)
+    count: int = 1
+
+    @property
+    def key(self) -> str:
+        return self.name
+
+    @property
+    def cpu_time(self) -> float:
+        return self.cpu_time_total
+
+    @property
+    def device_time(self) -> float:
+        return self.device_time_total
+
+    @property
+    def cuda_time_total(self) -> float:
+        """torch.profiler's older name for device_time_total."""
+        return self.device_time_total
+
+    @property
+    def self_cuda_time_total(self) -> float:
+        """torch.profiler's older name for self_device_time_total."""
+        return self.self_device_time_total
+
+    def __repr__(self) -> str:
+        return (f"<FunctionEvent id={self.id} name={self.name} thread={self.thread} "
+                f"cpu_time_total={self.cpu_time_total:.3f}us start={self.time_range.start:.3f}us>")
+
+
+@dataclass(frozen=True)
+class Interval:
+    """An event's span in microseconds (torch.profiler's ``Interval``)."""
+
+    start: float
+    end: float
+
+    def elapsed_us(self) -> float:
+        return self.end - self.start
+
+
+_SORT_KEYS: Dict[str, Callable[[Any], float]] = {
     "cpu_time_total": lambda e: e.cpu_time_total,
     "self_cpu_time_total": lambda e: e.self_cpu_time_total,
     "cpu_time": lambda e: e.cpu_time,
@@ -77,9 +152,10 @@ _SORT_KEYS: Dict[str, Callable[[FunctionEventAvg], float]] = {
 
 
 class EventList(list):
-    """The rows of :meth:`perfprof.profile.key_averages`; a list of :class:`FunctionEventAvg`."""
+    """The rows of :meth:`perfprof.profile.key_averages` (:class:`FunctionEventAvg`) or of
+    :meth:`perfprof.profile.events` (:class:`FunctionEvent`)."""
 
-    def __init__(self, rows: Sequence[FunctionEventAvg], *, with_device: bool, with_flops: bool,
+    def __init__(self, rows: Sequence[Any], *, with_device: bool, with_flops: bool,
                  with_memory: bool = False) -> None:
         super().__init__(rows)
         self._with_device = with_device
@@ -124,6 +200,31 @@ def rows_from_core(raw: Sequence[_core.KeyAverageRow], *, with_flops: bool, with
     ]
     with_device = any(row.device_time_total for row in rows)
     return EventList(rows, with_device=with_device, with_flops=with_flops and any(row.flops for row in rows),
+                     with_memory=with_memory)
+
+
+def events_from_core(raw: Sequence[Dict[str, Any]], *, with_flops: bool, with_memory: bool) -> EventList:
+    """The EventList of the events `_core.Trace.function_events` returns (dicts, times in ns)."""
+    events = [
+        FunctionEvent(
+            id=index, name=row["name"], thread=row["tid"], time_range=Interval(row["begin_ns"] / 1e3, row["end_ns"] / 1e3),
+            device_type="CUDA" if row["device"] else "CPU", is_async=row["async"], sequence_nr=row["sequence"],
+            input_shapes=json.loads(row["input_shapes"]) if row["input_shapes"] else [],
+            stack=row["stack"].split("\n") if row["stack"] else [],
+            cpu_time_total=row["cpu_total_ns"] / 1e3, self_cpu_time_total=row["self_cpu_ns"] / 1e3,
+            device_time_total=row["device_total_ns"] / 1e3, self_device_time_total=row["self_device_ns"] / 1e3,
+            cpu_memory_usage=row["cpu_memory_bytes"], self_cpu_memory_usage=row["self_cpu_memory_bytes"],
+            device_memory_usage=row["device_memory_bytes"], self_device_memory_usage=row["self_device_memory_bytes"],
+            flops=row["flops"],
+        )
+        for index, row in enumerate(raw)
+    ]
+    for event, row in zip(events, raw):
+        if row["parent"] >= 0:
+            event.cpu_parent = events[row["parent"]]
+            event.cpu_parent.cpu_children.append(event)
+    with_device = any(event.device_time_total for event in events)
+    return EventList(events, with_device=with_device, with_flops=with_flops and any(e.flops for e in events),
                      with_memory=with_memory)
 
 
@@ -199,7 +300,7 @@ def _format_table(all_rows: Sequence[FunctionEventAvg], rows: Sequence[FunctionE
         if with_flops:
             cells += [_format_flops(row.flops)]
         if grouped_by_shapes:
-            cells += [row.input_shapes]
+            cells += [row.input_shapes if isinstance(row.input_shapes, str) else json.dumps(row.input_shapes)]
         if grouped_by_stack:
             frames = [_trim_path(frame, src_width) for frame in row.stack] or [""]
             lines.append(cells + frames[:1])

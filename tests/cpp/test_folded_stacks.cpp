@@ -67,23 +67,23 @@ int64_t total_of(const std::string& text) {
 }
 
 TEST(FoldedStacks, SelfCpuText) {
-  // Self times: step 10000 - 3000 - 2000 - 1999 - 499 = 2502; linears 1000 + 2000 on one stack;
+  // The step is at the root of the stacks inside it. Self times: step 10000 - 3000 - 2000 - 1999 - 499 = 2502; linears 1000 + 2000 on one stack;
   // addmm 1500 (rounds up); launch 500 (rounds up); head's linear 1999; empty 499 (dropped).
   EXPECT_EQ(folded(sample().model(), FoldedMetric::SelfCpu),
-            "main.py(1): <module>;ProfilerStep#0 3\n"
-            "main.py(1): <module>;model.py(5): forward;ProfilerStep#0;aten::linear 3\n"
-            "main.py(1): <module>;model.py(5): forward;ProfilerStep#0;aten::linear;aten::addmm 2\n"
-            "main.py(1): <module>;model.py(5): forward;ProfilerStep#0;aten::linear;aten::addmm;cudaLaunchKernel 1\n"
-            "main.py(1): <module>;model.py(9): head:x newline;ProfilerStep#0;aten::linear 2\n");
+            "ProfilerStep#0;main.py(1): <module>;model.py(5): forward;aten::linear 3\n"
+            "ProfilerStep#0;main.py(1): <module>;model.py(5): forward;aten::linear;aten::addmm 2\n"
+            "ProfilerStep#0;main.py(1): <module>;model.py(5): forward;aten::linear;aten::addmm;cudaLaunchKernel 1\n"
+            "ProfilerStep#0;main.py(1): <module>;model.py(9): head:x newline;aten::linear 2\n"
+            "main.py(1): <module>;ProfilerStep#0 3\n");
 }
 
 TEST(FoldedStacks, SelfDeviceText) {
   // helper() launched its kernel itself: it gets a line, under the events around it.
   EXPECT_EQ(folded(sample().model(), FoldedMetric::SelfDevice),
-            "main.py(1): <module>;ProfilerStep#0 1\n"
-            "main.py(1): <module>;model.py(5): forward;ProfilerStep#0;aten::linear 2\n"
-            "main.py(1): <module>;model.py(5): forward;ProfilerStep#0;aten::linear;aten::addmm 2\n"
-            "main.py(1): <module>;model.py(5): forward;ProfilerStep#0;aten::linear;util.py(2): helper 1\n");
+            "ProfilerStep#0;main.py(1): <module>;model.py(5): forward;aten::linear 2\n"
+            "ProfilerStep#0;main.py(1): <module>;model.py(5): forward;aten::linear;aten::addmm 2\n"
+            "ProfilerStep#0;main.py(1): <module>;model.py(5): forward;aten::linear;util.py(2): helper 1\n"
+            "main.py(1): <module>;ProfilerStep#0 1\n");
 }
 
 TEST(FoldedStacks, Gzip) {

@@ -395,6 +395,28 @@ def test_flops_from_shapes(tmp_path):
     assert "Total MFLOPs" in prof.key_averages().table()
 
 
+def test_export_stacks_puts_the_step_and_user_ranges_at_the_root_then_the_scripts_frames(tmp_path):
+    step = mlp_adam()
+
+    def train_step():
+        with perfprof.record_function("my block"):
+            step()
+
+    with perfprof.profile(activities=[ProfilerActivity.CPU], with_stack=True,
+                          schedule=perfprof.schedule(wait=0, warmup=0, active=2, repeat=1)) as prof:
+        for _ in range(2):
+            train_step()
+            prof.step()
+    stacks = [line.rsplit(" ", 1)[0].split(";") for line in open(prof.export_stacks(str(tmp_path / "s.txt")))]
+    operators = [frames for frames in stacks if frames[-1] == "aten::addmm"]
+    assert operators
+    for frames in operators:
+        # A flame graph per step, then per user range, then the script's frames down to the operator.
+        assert frames[0] in ("ProfilerStep#0", "ProfilerStep#1") and frames[1] == "my block"
+        assert any("test_host_capture.py" in frame and frame.endswith(": train_step") for frame in frames[2:])
+        assert not any(frame.startswith("ProfilerStep#") or frame == "my block" for frame in frames[2:])
+
+
 def test_export_stacks_rejects_bad_input(tmp_path):
     prof = profiled_mlp()
     with pytest.raises(ValueError, match="metric"):
