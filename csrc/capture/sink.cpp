@@ -14,10 +14,10 @@
 namespace perfprof {
 
 FileSink::FileSink(const std::string& path) : path_(path) {
-  fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, kOutputFileMode);
+  fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, output_file_mode());
   if (fd_ < 0) {
     fail("cannot create");
-  } else if (::fchmod(fd_, kOutputFileMode) != 0) {
+  } else if (::fchmod(fd_, output_file_mode()) != 0) {
     fail("cannot set the mode of");
   }
 }

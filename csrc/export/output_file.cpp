@@ -42,11 +42,13 @@ class OutputFile::Compressor {
 };
 
 TemporaryPath::TemporaryPath(std::string target) : target_(std::move(target)) {
-  std::string name = target_ + ".tmpXXXXXX";
+  // The pid in the name tells a later process whether the writer is still alive (_files.py removes
+  // the temporary files of writers that were killed).
+  std::string name = fmt::format("{}.tmp{}-XXXXXX", target_, getpid());
   descriptor_ = mkstemp(name.data());  // O_CREAT | O_EXCL under a random name
   if (descriptor_ < 0) throw std::runtime_error(fmt::format("cannot create '{}': {}", target_, std::strerror(errno)));
   path_ = std::move(name);
-  fchmod(descriptor_, kOutputFileMode);
+  fchmod(descriptor_, output_file_mode());
 }
 
 TemporaryPath::~TemporaryPath() {

@@ -14,7 +14,7 @@ namespace perfprof {
 
 // A temporary file beside `target` (so the final rename stays on one file system), created
 // exclusively under a random name (`<target>.tmpXXXXXX`, mkstemp: a link planted at a name
-// perfprof would use is never followed) with kOutputFileMode. The file is removed unless it was
+// perfprof would use is never followed) with output_file_mode(). The file is removed unless it was
 // renamed into place.
 class TemporaryPath {
  public:

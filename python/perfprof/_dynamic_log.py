@@ -19,9 +19,9 @@ import os
 import socket
 from typing import List
 
+from ._files import FILE_MODE, make_directory
+
 MAX_LOG_BYTES = 200 * 1024
-LOG_DIR_MODE = 0o750
-LOG_FILE_MODE = 0o640
 _FORMAT = "%(asctime)s [%(levelname)s] [%(process)d] %(filename)s: %(message)s"
 
 _instances = itertools.count()  # a logger name per DynamicLogs: several may live in one process
@@ -32,7 +32,7 @@ class _PrivateRotatingFile(logging.handlers.RotatingFileHandler):
 
     def _open(self):  # type: ignore[no-untyped-def]
         stream = super()._open()
-        os.chmod(self.baseFilename, LOG_FILE_MODE)
+        os.chmod(self.baseFilename, FILE_MODE)
         return stream
 
 
@@ -41,8 +41,7 @@ class DynamicLogs:
 
     def __init__(self, config_dir: str, rank: int) -> None:
         self.directory = os.path.join(config_dir, "log")
-        os.makedirs(self.directory, mode=LOG_DIR_MODE, exist_ok=True)
-        os.chmod(self.directory, LOG_DIR_MODE)
+        make_directory(self.directory)
         name = f"{socket.gethostname()}_{os.getpid()}_rank_{rank}.log"
         instance = next(_instances)
         self.actions = self._logger(f"perfprof.dynamic.{instance}", f"dp_{name}")

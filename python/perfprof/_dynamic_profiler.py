@@ -21,7 +21,7 @@ from typing import Callable, List, Optional
 
 from ._dynamic_config import CONFIG_FILE, ConfigWatcher, DynamicConfig, checked_path, read_config, template
 from ._dynamic_log import DynamicLogs
-from ._files import create_once
+from ._files import create_once, make_directory
 from ._node_config import NodeConfigReader
 from .trace_handler import TraceHandler
 from .run_metadata import distributed_info
@@ -29,7 +29,6 @@ from .run_metadata import distributed_info
 _clock = time.monotonic  # the step-time clock (tests replace it)
 FIRST_POLL_INTERVAL_S = 2.0
 MIN_POLL_INTERVAL_S = 1.0
-_DIR_MODE = 0o750
 
 
 @dataclasses.dataclass
@@ -323,7 +322,7 @@ class DynamicProfiler:
 
 def _make_private_dir(path: str) -> None:
     checked_path("dp.init", path)
-    os.makedirs(path, mode=_DIR_MODE, exist_ok=True)
+    make_directory(path)
 
 
 def _mtime(path: str) -> str:

@@ -1,4 +1,5 @@
-"""SIGTERM while a capture is written: say where the recording is before the process ends.
+"""SIGTERM, or the interpreter exiting, while a capture is written: say where the recording is
+before the process ends.
 
 A job stopped by its scheduler (torchrun, Slurm, Kubernetes) gets SIGTERM. Its capture file
 already holds every step completed (the session writes it a step at a time); on SIGTERM perfprof
@@ -7,9 +8,15 @@ get its trace, then lets SIGTERM end the process as it would have. The handler i
 while a capture is written, only from the main thread (Python's rule for signal handlers), and
 only when the script has none of its own: a script that handles SIGTERM (to stop the profiler
 and save its cycle, say) keeps its handler untouched.
+
+The interpreter exiting while the capture is written (a KeyboardInterrupt from Ctrl-C or SIGINT
+that nothing caught, ``sys.exit()``, an uncaught exception, with the profiler started by
+``start()`` rather than a with-block, whose exit would have stopped it) is handled the same way,
+from an ``atexit`` callback.
 """
 from __future__ import annotations
 
+import atexit
 import os
 import signal
 import threading
@@ -20,15 +27,19 @@ from ._logging import logger
 
 
 class TerminationNotice:
-    """SIGTERM's handler while one capture is written (`flush` moves the recording into it)."""
+    """SIGTERM's handler and an exit callback while one capture is written (`flush` moves the
+    recording into it)."""
 
     def __init__(self, run_dir: str, flush: Callable[[], None]) -> None:
         self._run_dir = run_dir
         self._flush = flush
         self._installed = False
+        self._pid = os.getpid()
 
     def install(self) -> None:
-        """Handle SIGTERM, where the script does not and this is the main thread."""
+        """Handle the interpreter's exit, and SIGTERM where the script does not and this is the
+        main thread."""
+        atexit.register(self._at_exit)
         if threading.current_thread() is not threading.main_thread():
             return
         if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
@@ -38,6 +49,7 @@ class TerminationNotice:
 
     def remove(self) -> None:
         """Give SIGTERM back to the default, unless someone else has handled it since."""
+        atexit.unregister(self._at_exit)
         if self._installed and signal.getsignal(signal.SIGTERM) == self._on_sigterm:
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
         self._installed = False
@@ -50,6 +62,16 @@ class TerminationNotice:
                            "`perfprof analyse %s` writes the trace of its complete steps", self._run_dir, self._run_dir)
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
             os.kill(os.getpid(), signal.SIGTERM)
+
+
+    def _at_exit(self) -> None:
+        if os.getpid() != self._pid:
+            return  # a fork()ed child's copy: the capture is the parent's
+        try:
+            self._flush()
+        finally:
+            logger.warning("perfprof: the process exits while recording; the capture in %s holds what was recorded: "
+                           "`perfprof analyse %s` writes the trace of its complete steps", self._run_dir, self._run_dir)
 
 
 def _default_in_child() -> None:

@@ -13,6 +13,7 @@ import os
 from typing import Any, List, Literal, Optional, Tuple
 
 from . import _core
+from ._files import make_directory
 from ._logging import logger
 
 CATEGORIES: Tuple[str, ...] = tuple(_core.MEMORY_CATEGORIES)
@@ -126,7 +127,7 @@ def export_timeline(trace: "_core.Trace", output_path: str, device: Optional[str
         raise ValueError("export_memory_timeline: no memory events were recorded (no tensor was allocated or freed "
                          "on the profiling thread while the profiler recorded)")
     name = _device_name(device, devices)
-    os.makedirs(os.path.dirname(os.path.abspath(output_path)), exist_ok=True)
+    make_directory(os.path.dirname(os.path.abspath(output_path)))
     kind, index = devices[name]
     trace.export_memory_timeline(output_path, kind, index, format_, f"Memory timeline: {name}")
 

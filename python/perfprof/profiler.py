@@ -7,6 +7,7 @@ import threading
 from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
 from . import _core, memory, summary, torch_capture
+from ._files import make_directory
 from ._logging import logger, warn_once
 from ._options import ProfilerOptions
 from ._session import Session
@@ -167,8 +168,7 @@ class _KinetoProfile:
         """
         path = _check_output_path("export_chrome_trace", path)
         self._require_trace("export_chrome_trace")
-        parent = os.path.dirname(os.path.abspath(path))
-        os.makedirs(parent, exist_ok=True)
+        make_directory(os.path.dirname(os.path.abspath(path)))
         dist = distributed_info()
         self._trace.export_chrome_trace(
             path, list(self._metadata.items()), dist.rank, dist.world_size, dist.backend
@@ -220,7 +220,7 @@ class _KinetoProfile:
         if not self.with_stack:
             warn_once("stacks-without-with_stack", "perfprof: export_stacks: the profiler ran without "
                       "with_stack=True, so the stacks hold operators only")
-        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        make_directory(os.path.dirname(os.path.abspath(path)))
         trace.export_stacks(path, metrics[metric])
         return path
 

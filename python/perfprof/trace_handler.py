@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional
 if TYPE_CHECKING:
     from .plots import AutoPlot, AutoPlotError
 
-from ._files import replaced_whole
+from ._files import DIR_MODE, make_directory, remove_stale_temporaries, replaced_whole
 from ._logging import logger
 from .run_metadata import captured_environment, default_worker_name, distributed_info, versions
 
@@ -70,6 +70,7 @@ class TraceHandler:
         if not analyse_flag:
             logger.info("perfprof: analyse_flag=False: run directories get the capture only; "
                         "`perfprof analyse DIR` builds their traces later")
+        _remove_stale_temporaries_under(dir_name)
 
     def begin_cycle(self) -> Optional[str]:
         """Make the run directory of the cycle that begins recording; returns where its capture
@@ -132,9 +133,11 @@ class TraceHandler:
         stamp = datetime.datetime.now().strftime("%Y%m%d%H%M%S%f")
         base = os.path.join(self.dir_name, f"{self.worker_name}_{stamp}{RUN_DIR_SUFFIX}")
         run_dir, attempt = base, 0
+        make_directory(self.dir_name)
         while True:
             try:
-                os.makedirs(run_dir)
+                os.mkdir(run_dir, DIR_MODE)
+                os.chmod(run_dir, DIR_MODE)  # whatever the umask
                 return run_dir
             except FileExistsError:
                 attempt += 1
@@ -226,7 +229,7 @@ def write_outputs(trace: Any, run_dir: str, trace_file: str, metadata_items: Lis
     META_DATA: the user's metadata, the configuration and the captured ``environment``). Raises
     ``OSError`` when they cannot be written."""
     output_dir = trace_dir_of(run_dir)
-    os.makedirs(output_dir, exist_ok=True)
+    make_directory(output_dir)
     trace.export_chrome_trace(os.path.join(output_dir, trace_file), metadata_items, rank, world_size, backend)
     trace.export_summaries(output_dir)
     if trace.num_memory_events:
@@ -242,7 +245,7 @@ def write_database(trace: Any, run_dir: str, metadata_items: List[Any], rank: in
     its META_DATA gets the user's metadata, the configuration and the captured environment.
     Returns its path; raises ``OSError`` when it cannot be written."""
     output_dir = trace_dir_of(run_dir)
-    os.makedirs(output_dir, exist_ok=True)
+    make_directory(output_dir)
     path = os.path.join(output_dir, database_file_name(rank, world_size))
     meta = list(metadata_items) + [("config", json.dumps(config)),
                                    ("environment_variables", json.dumps(environment or {}))]
@@ -322,6 +325,23 @@ class _RunDirectoryJob:
         write_json(os.path.join(self.run_dir, INFO_FILE), self.info)
         if self.remove_capture and os.path.exists(self.capture_path):
             os.remove(self.capture_path)
+
+
+def _remove_stale_temporaries_under(dir_name: str) -> None:
+    """Remove what exports killed while writing (SIGKILL, out of memory) left in the run
+    directories under `dir_name`: temporary files of processes no longer running. One line says
+    how many."""
+    folders = [dir_name]
+    try:
+        run_dirs = [entry.path for entry in os.scandir(dir_name) if entry.is_dir(follow_symlinks=False)]
+    except OSError:
+        return
+    for run_dir in run_dirs:
+        folders += [run_dir, trace_dir_of(run_dir)]
+    removed = sum(remove_stale_temporaries(folder) for folder in folders)
+    if removed:
+        logger.warning("perfprof: removed %d temporary files that writers killed while writing left in %s",
+                       removed, dir_name)
 
 
 def _remove_if_empty(directory: str) -> None:

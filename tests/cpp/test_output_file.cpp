@@ -1,4 +1,5 @@
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <random>
@@ -147,10 +148,13 @@ TEST(TemporaryPath, IsCreatedExclusivelyUnderARandomNameWithTheOutputMode) {
   TemporaryPath first(target), second(target);
   EXPECT_NE(first.path(), second.path());
   for (const TemporaryPath* temporary : {&first, &second}) {
-    EXPECT_EQ(temporary->path().rfind(target + ".tmp", 0), 0u) << temporary->path();
-    EXPECT_EQ(temporary->path().size(), target.size() + 4 + 6);  // .tmpXXXXXX
+    // .tmp<pid>-XXXXXX: the pid tells a later process whether the writer still runs.
+    const std::string prefix = target + ".tmp" + std::to_string(getpid()) + "-";
+    EXPECT_EQ(temporary->path().rfind(prefix, 0), 0u) << temporary->path();
+    EXPECT_EQ(temporary->path().size(), prefix.size() + 6);
     const auto permissions = std::filesystem::status(temporary->path()).permissions();
-    EXPECT_EQ(static_cast<unsigned>(permissions), kOutputFileMode);
+    EXPECT_EQ(static_cast<unsigned>(permissions), output_file_mode());
+    EXPECT_EQ(output_file_mode(), 0640u);  // no PERFPROF_FILE_MODE in the tests' environment
   }
   expect_error_naming(dir.file("missing/trace.json"), [&] { TemporaryPath(dir.file("missing/trace.json")); });
 }

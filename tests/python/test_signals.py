@@ -102,3 +102,57 @@ def test_a_forked_child_terminated_leaves_the_parents_recording_alone(tmp_path):
     (trace,) = (run_dir / "PERFPROF_OUTPUT").glob("*.pt.trace.json")
     names = {event["name"] for event in json.loads(trace.read_text())["traceEvents"]}
     assert {f"ProfilerStep#{step}" for step in range(1, 11)} <= names
+
+
+SIGINT_SCRIPT = textwrap.dedent("""
+    import os, signal, sys, time
+    import perfprof
+
+    prof = perfprof.profile(activities=[perfprof.ProfilerActivity.CPU],
+                            schedule=perfprof.schedule(wait=0, warmup=1, active=10, repeat=1),
+                            on_trace_ready=perfprof.tensorboard_trace_handler(sys.argv[1]))
+    def record(prof):
+        for step in range(12):
+            with perfprof.record_function(f"work {step}"):
+                time.sleep(0.005)
+            if step == 5:
+                os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C
+            prof.step()
+    if sys.argv[2] == "with":
+        with prof:
+            record(prof)
+    else:
+        prof.start()
+        record(prof)
+""")
+
+
+def run_sigint(tmp_path: Path, style: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", SIGINT_SCRIPT, str(tmp_path / "out"), style], env=child_env(),
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_ctrl_c_with_the_profiler_started_by_start_says_where_the_capture_is(tmp_path):
+    result = run_sigint(tmp_path, "start")
+    assert result.returncode == -signal.SIGINT  # KeyboardInterrupt, as without perfprof
+    assert "KeyboardInterrupt" in result.stderr
+    (run_dir,) = (tmp_path / "out").iterdir()
+    assert perfprof_lines(result.stderr) == [
+        f"perfprof: the process exits while recording; the capture in {run_dir} holds what was recorded: "
+        f"`perfprof analyse {run_dir}` writes the trace of its complete steps"]
+    analysed = subprocess.run([sys.executable, "-m", "perfprof", "analyse", str(run_dir)], env=child_env(),
+                              capture_output=True, text=True, timeout=120)
+    assert analysed.returncode == 0, analysed.stderr
+    (trace,) = (run_dir / "PERFPROF_OUTPUT").glob("*.pt.trace.json")
+    names = {event["name"] for event in json.loads(trace.read_text())["traceEvents"]}
+    assert {f"ProfilerStep#{step}" for step in range(1, 5)} <= names
+
+
+def test_ctrl_c_inside_the_with_block_saves_the_cycle_as_the_block_exits(tmp_path):
+    result = run_sigint(tmp_path, "with")
+    assert result.returncode == -signal.SIGINT
+    assert perfprof_lines(result.stderr) == []  # nothing to report: the block's exit wrote the cycle
+    (run_dir,) = (tmp_path / "out").iterdir()
+    (trace,) = (run_dir / "PERFPROF_OUTPUT").glob("*.pt.trace.json")
+    names = {event["name"] for event in json.loads(trace.read_text())["traceEvents"]}
+    assert {f"ProfilerStep#{step}" for step in range(1, 6)} <= names
