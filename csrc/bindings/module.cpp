@@ -504,8 +504,8 @@ PYBIND11_MODULE(_core, m) {
   "Start GPU collection; returns (reason it could not start or '', kinds skipped as refused).");
   m.def("gpu_stop", [] {
     py::gil_scoped_release release;
-    ActivityCollector::instance().stop();
-  });
+    return ActivityCollector::instance().stop();
+  }, "Stop GPU collection and flush CUPTI's buffers; returns why the flush failed, or ''.");
   m.def("gpu_discard", [] {
     py::gil_scoped_release release;
     ActivityCollector::instance().discard();

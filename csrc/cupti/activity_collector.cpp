@@ -179,23 +179,25 @@ std::string ActivityCollector::start(const CollectorOptions& options) {
   return {};
 }
 
-void ActivityCollector::stop() {
-  if (!collecting()) return;
+std::string ActivityCollector::stop() {
+  if (!collecting()) return {};
   collecting_.store(false, std::memory_order_release);
   const CuptiApi& api = CuptiLibrary::instance().api();
   disable_all(api);
-  flush(api);
+  const CUptiResult result = flush(api);
+  return result == CUPTI_SUCCESS ? std::string() : CuptiLibrary::instance().describe(result);
 }
 
 // CUPTI keeps the count of records it dropped for want of a buffer apart from any buffer, until
 // asked (each query resets it). Records dropped after the last buffer completed come with no
 // completion at all, so the count is read here, once every buffer has been handed over; asking
 // in the completion callback instead loses the drops made after its query.
-void ActivityCollector::flush(const CuptiApi& api) {
+CUptiResult ActivityCollector::flush(const CuptiApi& api) {
   // No lock of ours is held here: the flush calls on_buffer_completed.
-  api.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  const CUptiResult result = api.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   size_t dropped = 0;
   if (api.ActivityGetNumDroppedRecords(nullptr, 0, &dropped) == CUPTI_SUCCESS) count_dropped(dropped);
+  return result;
 }
 
 void ActivityCollector::disable_all(const CuptiApi& api) {

@@ -37,7 +37,9 @@ class ActivityCollector {
   std::string start(const CollectorOptions& options);
   const std::vector<std::string>& skipped_kinds() const { return skipped_kinds_; }
   // Disables collection and flushes every buffer CUPTI holds, with its count of dropped records.
-  void stop();
+  // Returns why CUPTI could not flush (its error), or "" when it did: the records of buffers
+  // not completed then are missing, and nobody can count them.
+  std::string stop();
   bool collecting() const { return collecting_.load(std::memory_order_acquire); }
 
   // Moves out what was decoded so far (flushing first when `flush_first`), or drops it. Every
@@ -74,7 +76,7 @@ class ActivityCollector {
   void decode_buffer(uint8_t* buffer, size_t valid_size);
   static size_t records_in(uint8_t* buffer, size_t valid_size) noexcept;
   void count_dropped(size_t records) noexcept;
-  void flush(const CuptiApi& api);
+  CUptiResult flush(const CuptiApi& api);
   std::string register_once(const CuptiApi& api);
   void align_clock(const CuptiApi& api);
   std::vector<CUpti_ActivityKind> kinds_for(GpuLevel level) const;

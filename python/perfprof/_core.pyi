@@ -371,7 +371,8 @@ def cupti_status() -> CuptiStatus: ...
 def gpu_start(level: int) -> tuple[str, list[str]]:
     """Start GPU collection at level 0 (none) to 3 (Level2); returns (why it could not start or '', kinds skipped)."""
 
-def gpu_stop() -> None: ...
+def gpu_stop() -> str:
+    """Stop GPU collection and flush CUPTI's buffers; returns why the flush failed, or ''."""
 def gpu_discard() -> None:
     """Drop GPU activity collected so far (warm-up)."""
 

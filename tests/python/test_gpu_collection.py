@@ -195,6 +195,22 @@ print(json.dumps(dict(ranges=[r[0] for r in prof.trace.ranges()], gpu=prof.trace
     assert "another CUPTI client is active" in result["_stderr"]
 
 
+def test_a_cupti_flush_that_fails_at_stop_is_said_and_the_cycle_saved(tmp_path):
+    result = run(f"""
+import perfprof
+fake.fake_cupti_fail(b"cuptiActivityFlushAll", {fake_cupti.CUPTI_ERROR_NOT_SUPPORTED})
+with perfprof.profile(activities=[perfprof.ProfilerActivity.CPU, perfprof.ProfilerActivity.CUDA]) as prof:
+    with perfprof.record_function("still profiled"):
+        kernel("k")
+print(json.dumps(dict(ranges=[r[0] for r in prof.trace.ranges()], gpu=prof.trace.gpu_activities())))
+""", tmp_path)
+    # The GPU records in the buffer CUPTI did not hand over are missing: said, not silent.
+    assert result["ranges"] == ["still profiled"] and result["gpu"] == []
+    assert [line for line in result["_stderr"].splitlines() if line.startswith("perfprof:")] == [
+        "perfprof: CUPTI could not hand over its GPU activity buffers (CUPTI_ERROR_NOT_SUPPORTED (27)); GPU activity "
+        "recorded after the last buffer it completed is missing from this cycle"]
+
+
 def test_a_refused_activity_kind_is_skipped_and_named(tmp_path):
     result = run(f"""
 import perfprof

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from .. import _core
-from .._logging import warn_once
+from .._logging import logger, warn_once
 from .._options import ProfilerOptions
 from ..experimental_config import ProfilerLevel
 from .base import Collection, Collector
@@ -45,4 +45,7 @@ class GpuActivity(Collector):
             return
         self._collecting = False
         collection.gpu_records = True
-        _core.gpu_stop()  # flushes what CUPTI still holds
+        flush_error = _core.gpu_stop()  # flushes what CUPTI still holds
+        if flush_error:
+            logger.warning("perfprof: CUPTI could not hand over its GPU activity buffers (%s); GPU activity "
+                           "recorded after the last buffer it completed is missing from this cycle", flush_error)
