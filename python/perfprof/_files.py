@@ -54,6 +54,8 @@ def make_directory(path: str) -> None:
     """Make `path` and its missing parents with DIR_MODE (directories already there are left as
     they are). Raises ``OSError`` as ``os.makedirs`` does."""
     missing: List[str] = []
+    if os.path.islink(path):  # a link planted where perfprof writes would send its files elsewhere
+        raise OSError(errno.ELOOP, "a symbolic link, not followed", path)
     folder = os.path.abspath(path)
     while not os.path.lexists(folder):
         missing.append(folder)

@@ -156,3 +156,30 @@ def test_a_trace_that_cannot_be_built_in_memory_is_reported_lost_with_its_count(
     assert perfprof._core.buffered_events() == 0  # freed at once, not at the next start
     with pytest.raises(RuntimeError, match=r"key_averages: the last cycle's trace could not be built \(out of memory\)"):
         prof.key_averages()
+
+
+def test_thousands_of_short_lived_threads_take_a_few_kilobytes_each(tmp_path):
+    # Each thread's buffer took a 256 KiB chunk: 3000 threads needed 750 MiB of address space
+    # until collected, so under ulimit -v the job's own threads failed to start.
+    script = textwrap.dedent("""
+        import os, resource, threading
+        import perfprof
+        from perfprof import mstx
+
+        virtual = int(open("/proc/self/statm").read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+        resource.setrlimit(resource.RLIMIT_AS, (virtual + (200 << 20), resource.RLIM_INFINITY))
+        def work():
+            mstx.range_end(mstx.range_start("t"))
+        config = perfprof.ExperimentalConfig(mstx=True)
+        with perfprof.profile(activities=[perfprof.ProfilerActivity.CPU], experimental_config=config) as prof:
+            for _ in range(3000):
+                thread = threading.Thread(target=work)
+                thread.start()
+                thread.join()
+        print(sum(row.count for row in prof.key_averages() if row.key == "t"), prof.trace.stats["dropped_events"])
+    """)
+    result = subprocess.run([sys.executable, "-c", script], env=child_env(), capture_output=True, text=True,
+                            timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["3000", "0"]
+    assert perfprof_lines(result.stderr) == []

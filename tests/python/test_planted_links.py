@@ -52,3 +52,26 @@ def test_a_capture_is_created_exclusively_with_mode_0640(tmp_path):
     fresh = _core.CaptureStream(str(tmp_path / "fresh.ppcap"))
     assert fresh.ok, fresh.error
     assert stat.S_IMODE((tmp_path / "fresh.ppcap").stat().st_mode) == 0o640
+
+
+def test_a_link_planted_at_perfprof_output_is_not_written_through(tmp_path):
+    import subprocess
+    import sys
+
+    from child_process import child_env
+
+    out = tmp_path / "out"
+    script = ("import sys, perfprof\n"
+              "with perfprof.profile(activities=[perfprof.ProfilerActivity.CPU], on_trace_ready="
+              "perfprof.tensorboard_trace_handler(sys.argv[1], analyse_flag=False)) as prof:\n"
+              "    pass\n")
+    subprocess.run([sys.executable, "-c", script, str(out)], env=child_env(), check=True, timeout=120)
+    (run_dir,) = out.iterdir()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    os.symlink(elsewhere, run_dir / "PERFPROF_OUTPUT")
+    analysed = subprocess.run([sys.executable, "-m", "perfprof", "analyse", str(run_dir)], env=child_env(),
+                              capture_output=True, text=True, timeout=120)
+    assert analysed.returncode != 0
+    assert "PERFPROF_OUTPUT" in analysed.stdout + analysed.stderr and "symbolic link" in analysed.stdout + analysed.stderr
+    assert list(elsewhere.iterdir()) == []
