@@ -10,8 +10,25 @@ if TYPE_CHECKING:
     from . import _core
 
 
+class _TorchNames:
+    """torch.profiler's older names of the device times."""
+
+    device_time_total: float
+    self_device_time_total: float
+
+    @property
+    def cuda_time_total(self) -> float:
+        """torch.profiler's older name for device_time_total."""
+        return self.device_time_total
+
+    @property
+    def self_cuda_time_total(self) -> float:
+        """torch.profiler's older name for self_device_time_total."""
+        return self.self_device_time_total
+
+
 @dataclass(frozen=True)
-class FunctionEventAvg:
+class FunctionEventAvg(_TorchNames):
     """Totals for one key (event name, and input shapes / stack when grouped by them).
 
     Times are in microseconds and memory in bytes, as in torch.profiler's ``FunctionEventAvg``.
@@ -46,19 +63,9 @@ class FunctionEventAvg:
         """Average device (GPU) time per call (us)."""
         return self.device_time_total / self.count if self.count else 0.0
 
-    @property
-    def cuda_time_total(self) -> float:
-        """torch.profiler's older name for device_time_total."""
-        return self.device_time_total
-
-    @property
-    def self_cuda_time_total(self) -> float:
-        """torch.profiler's older name for self_device_time_total."""
-        return self.self_device_time_total
-
 
 @dataclass(eq=False)
-class FunctionEvent:
+class FunctionEvent(_TorchNames):
     """One event of :meth:`perfprof.profile.events`: an operator, annotation, Python function or
     GPU activity, as torch.profiler's ``FunctionEvent`` has it.
 
@@ -103,16 +110,6 @@ class FunctionEvent:
     @property
     def device_time(self) -> float:
         return self.device_time_total
-
-    @property
-    def cuda_time_total(self) -> float:
-        """torch.profiler's older name for device_time_total."""
-        return self.device_time_total
-
-    @property
-    def self_cuda_time_total(self) -> float:
-        """torch.profiler's older name for self_device_time_total."""
-        return self.self_device_time_total
 
     def __repr__(self) -> str:
         return (f"<FunctionEvent id={self.id} name={self.name} thread={self.thread} "

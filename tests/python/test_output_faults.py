@@ -4,14 +4,14 @@ one line names each problem, and what was recorded is on disk, recoverable with 
 analyse, or reported lost with a count."""
 from __future__ import annotations
 
-import json
 import re
 import subprocess
 import sys
 import textwrap
+from collections import Counter
 from pathlib import Path
 
-from child_process import child_env, perfprof_lines
+from child_process import analyse, child_env, perfprof_lines, trace_events
 
 STEPS, RANGES_PER_STEP = 10, 20_000
 EVENTS_PER_STEP = 2 * RANGES_PER_STEP + 2  # the ranges and the ProfilerStep range
@@ -54,17 +54,10 @@ def run_job(out: Path, fault: str) -> subprocess.CompletedProcess:
     return result
 
 
-def analyse(run_dir: Path) -> dict:
-    """`perfprof analyse RUN_DIR`; returns how many ranges of each name its trace holds."""
-    analysed = subprocess.run([sys.executable, "-m", "perfprof", "analyse", str(run_dir)], env=child_env(),
-                              capture_output=True, text=True, timeout=300)
-    assert analysed.returncode == 0, analysed.stderr
-    (trace,) = (run_dir / "PERFPROF_OUTPUT").glob("*.pt.trace.json")
-    counts: dict = {}
-    for event in json.loads(trace.read_text())["traceEvents"]:
-        if event.get("ph") == "X":
-            counts[event["name"]] = counts.get(event["name"], 0) + 1
-    return counts
+def range_counts(run_dir: Path) -> dict:
+    """How many ranges of each name the trace `perfprof analyse RUN_DIR` writes holds."""
+    analyse(run_dir)
+    return Counter(event["name"] for event in trace_events(run_dir) if event.get("ph") == "X")
 
 
 def test_a_full_disk_keeps_the_steps_written_and_counts_the_rest(tmp_path):
@@ -79,7 +72,7 @@ def test_a_full_disk_keeps_the_steps_written_and_counts_the_rest(tmp_path):
     assert match, writing_line
     assert "trace 0" in result.stdout  # the trace in memory lacked nothing
 
-    counts = analyse(run_dir)  # the capture holds whole steps, up to the one the disk filled in
+    counts = range_counts(run_dir)  # the capture holds whole steps, up to the one the disk filled in
     steps_kept = sum(1 for name in counts if name.startswith("ProfilerStep#"))
     assert 1 <= steps_kept < STEPS
     assert counts["r"] == steps_kept * RANGES_PER_STEP
@@ -106,8 +99,7 @@ def test_a_run_directory_removed_while_recording_is_written_again_whole(tmp_path
         "the open file"]
     assert "trace 0" in result.stdout
     assert f"run dirs {run_dir}" in result.stdout
-    (trace,) = (run_dir / "PERFPROF_OUTPUT").glob("*.pt.trace.json")
-    names = [event["name"] for event in json.loads(trace.read_text())["traceEvents"] if event.get("ph") == "X"]
+    names = [event["name"] for event in trace_events(run_dir) if event.get("ph") == "X"]
     assert names.count("r") == STEPS * RANGES_PER_STEP  # the steps written before the removal too
     assert {f"ProfilerStep#{step}" for step in range(STEPS)} <= set(names)
 

@@ -3,7 +3,6 @@ one line says where the recording is, and every complete step is recoverable wit
 analyse; a script's own SIGTERM handler is left alone."""
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -11,7 +10,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-from child_process import child_env, perfprof_lines
+from child_process import analyse, child_env, perfprof_lines, trace_events
 
 # Records steps 1..10 (step 0 warms up); `terminate` picks how the script is stopped in step 5.
 SCRIPT = """
@@ -47,11 +46,8 @@ def test_sigterm_while_recording_ends_the_process_and_leaves_the_steps_recoverab
     assert perfprof_lines(result.stderr) == [
         f"perfprof: SIGTERM while recording; the capture in {run_dir} holds what was recorded: "
         f"`perfprof analyse {run_dir}` writes the trace of its complete steps"]
-    analysed = subprocess.run([sys.executable, "-m", "perfprof", "analyse", str(run_dir)], env=child_env(),
-                              capture_output=True, text=True, timeout=120)
-    assert analysed.returncode == 0, analysed.stderr
-    (trace,) = (run_dir / "PERFPROF_OUTPUT").glob("*.pt.trace.json")
-    names = {event["name"] for event in json.loads(trace.read_text())["traceEvents"]}
+    analyse(run_dir)
+    names = {event["name"] for event in trace_events(run_dir)}
     assert {f"ProfilerStep#{step}" for step in range(1, 5)} <= names  # the steps before the signal
     assert {f"work {step}" for step in range(1, 6)} <= names  # and what step 5 recorded before it
 
@@ -62,8 +58,7 @@ def test_a_scripts_own_sigterm_handler_is_kept_and_its_cycle_saved(tmp_path):
     assert perfprof_lines(result.stderr) == []
     assert "handler after stop: False" in result.stdout  # still the script's
     (run_dir,) = (tmp_path / "out").iterdir()
-    (trace,) = (run_dir / "PERFPROF_OUTPUT").glob("*.pt.trace.json")  # written at the with-block's exit
-    names = {event["name"] for event in json.loads(trace.read_text())["traceEvents"]}
+    names = {event["name"] for event in trace_events(run_dir)}  # written at the with-block's exit
     assert {f"ProfilerStep#{step}" for step in range(1, 7)} <= names
 
 
@@ -99,8 +94,7 @@ def test_a_forked_child_terminated_leaves_the_parents_recording_alone(tmp_path):
     assert f"worker status {signal.SIGTERM}" in result.stdout  # the worker ended by SIGTERM
     assert perfprof_lines(result.stderr) == []
     (run_dir,) = (tmp_path / "out").iterdir()
-    (trace,) = (run_dir / "PERFPROF_OUTPUT").glob("*.pt.trace.json")
-    names = {event["name"] for event in json.loads(trace.read_text())["traceEvents"]}
+    names = {event["name"] for event in trace_events(run_dir)}
     assert {f"ProfilerStep#{step}" for step in range(1, 11)} <= names
 
 
@@ -140,11 +134,8 @@ def test_ctrl_c_with_the_profiler_started_by_start_says_where_the_capture_is(tmp
     assert perfprof_lines(result.stderr) == [
         f"perfprof: the process exits while recording; the capture in {run_dir} holds what was recorded: "
         f"`perfprof analyse {run_dir}` writes the trace of its complete steps"]
-    analysed = subprocess.run([sys.executable, "-m", "perfprof", "analyse", str(run_dir)], env=child_env(),
-                              capture_output=True, text=True, timeout=120)
-    assert analysed.returncode == 0, analysed.stderr
-    (trace,) = (run_dir / "PERFPROF_OUTPUT").glob("*.pt.trace.json")
-    names = {event["name"] for event in json.loads(trace.read_text())["traceEvents"]}
+    analyse(run_dir)
+    names = {event["name"] for event in trace_events(run_dir)}
     assert {f"ProfilerStep#{step}" for step in range(1, 5)} <= names
 
 
@@ -153,6 +144,5 @@ def test_ctrl_c_inside_the_with_block_saves_the_cycle_as_the_block_exits(tmp_pat
     assert result.returncode == -signal.SIGINT
     assert perfprof_lines(result.stderr) == []  # nothing to report: the block's exit wrote the cycle
     (run_dir,) = (tmp_path / "out").iterdir()
-    (trace,) = (run_dir / "PERFPROF_OUTPUT").glob("*.pt.trace.json")
-    names = {event["name"] for event in json.loads(trace.read_text())["traceEvents"]}
+    names = {event["name"] for event in trace_events(run_dir)}
     assert {f"ProfilerStep#{step}" for step in range(1, 6)} <= names
