@@ -5,11 +5,14 @@ analyse, or reported lost with a count."""
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 import sys
 import textwrap
 from collections import Counter
 from pathlib import Path
+
+import pytest
 
 from child_process import analyse, child_env, perfprof_lines, trace_events
 
@@ -60,19 +63,39 @@ def range_counts(run_dir: Path) -> dict:
     return Counter(event["name"] for event in trace_events(run_dir) if event.get("ph") == "X")
 
 
-def test_a_full_disk_keeps_the_steps_written_and_counts_the_rest(tmp_path):
-    result = run_job(tmp_path / "out", "disk-full")
-    (run_dir,) = (tmp_path / "out").iterdir()
+@pytest.fixture
+def small_file_system(tmp_path):
+    """A 3 MiB tmpfs (root only: skipped where it cannot be mounted)."""
+    mount_point = tmp_path / "small"
+    mount_point.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", str(mount_point)],
+                             capture_output=True, text=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"a tmpfs cannot be mounted here: {mounted.stderr.strip()}")
+    yield mount_point
+    subprocess.run(["umount", str(mount_point)], check=True)
+
+
+@pytest.mark.parametrize("full_by", ["file-size limit", "small tmpfs"])
+def test_a_full_disk_keeps_the_steps_written_and_counts_the_rest(tmp_path, request, full_by):
+    if full_by == "small tmpfs":
+        out, fault, error = request.getfixturevalue("small_file_system") / "out", "none", "No space left on device"
+    else:
+        out, fault, error = tmp_path / "out", "disk-full", "File too large"
+    result = run_job(out, fault)
+    (run_dir,) = out.iterdir()
     capture_line, writing_line = perfprof_lines(result.stderr)
     assert re.fullmatch(rf"perfprof: the capture cannot be written \(cannot write {run_dir}/capture.ppcap: "
-                        r"File too large\); the rest of the session is kept in memory", capture_line), capture_line
-    match = re.fullmatch(rf"perfprof: writing run directory {run_dir} failed: .*File too large; its capture keeps "
+                        rf"{error}\); the rest of the session is kept in memory", capture_line), capture_line
+    match = re.fullmatch(rf"perfprof: writing run directory {run_dir} failed: .*{error}; its capture keeps "
                          rf"all but the last (\d+) events, which are lost \(`perfprof analyse {run_dir}` writes the "
                          r"rest\)", writing_line)
     assert match, writing_line
     assert "trace 0" in result.stdout  # the trace in memory lacked nothing
 
-    counts = range_counts(run_dir)  # the capture holds whole steps, up to the one the disk filled in
+    copy = tmp_path / "room" / run_dir.name  # analysed where there is room
+    shutil.copytree(run_dir, copy)
+    counts = range_counts(copy)  # the capture holds whole steps, up to the one the disk filled in
     steps_kept = sum(1 for name in counts if name.startswith("ProfilerStep#"))
     assert 1 <= steps_kept < STEPS
     assert counts["r"] == steps_kept * RANGES_PER_STEP
