@@ -525,8 +525,13 @@ PYBIND11_MODULE(_core, m) {
     Recorder& recorder = Recorder::instance();
     if (!recorder.enabled(kChannelSteps)) return 0;
     const uint64_t id = Recorder::next_range_id();
-    recorder.begin_range(id, global_strings().intern(fmt::format("{}{}", kProfilerStepPrefix, step)), RangeKind::Step,
-                         kNoArgs);
+    if (step >= 0 && static_cast<uint64_t>(step) <= kMaxCarriedStep) {
+      static const StringId prefix = global_strings().intern(kProfilerStepPrefix);
+      recorder.begin_step(id, prefix, static_cast<uint64_t>(step));
+    } else {
+      recorder.begin_range(id, global_strings().intern(fmt::format("{}{}", kProfilerStepPrefix, step)),
+                           RangeKind::Step, kNoArgs);
+    }
     ActivityCollector::push_host_range(id);
     return id;
   }, py::arg("step"), "Begin the ProfilerStep#<step> range; returns its id (0 when steps are not recorded).");

@@ -23,4 +23,20 @@ struct RawEvent {
 };
 static_assert(sizeof(RawEvent) == 32, "RawEvent is sized for cache-friendly buffers");
 
+// A schedule step's begin event carries its step number in `reserved` (48 bits, little-endian),
+// its name being the step prefix alone: recording a step then interns no string of its own,
+// which would grow the process's string table for as long as it profiles. The trace builder
+// names the range ProfilerStep#<number>.
+inline constexpr uint64_t kMaxCarriedStep = (uint64_t{1} << 48) - 1;
+
+inline void set_step_number(RawEvent& event, uint64_t step) {
+  for (size_t i = 0; i < sizeof(event.reserved); ++i) event.reserved[i] = static_cast<uint8_t>(step >> (8 * i));
+}
+
+inline uint64_t step_number(const RawEvent& event) {
+  uint64_t step = 0;
+  for (size_t i = 0; i < sizeof(event.reserved); ++i) step |= uint64_t{event.reserved[i]} << (8 * i);
+  return step;
+}
+
 }  // namespace perfprof

@@ -51,6 +51,12 @@ class Recorder {
   void begin_range(uint64_t id, StringId name, RangeKind kind, ArgSetId args) noexcept {
     append({now_ns(), id, name, args, EventKind::RangeBegin, kind, {}});
   }
+  // Begins schedule step `step` (at most kMaxCarriedStep), named `step_prefix` (event.h).
+  void begin_step(uint64_t id, StringId step_prefix, uint64_t step) noexcept {
+    RawEvent event{now_ns(), id, step_prefix, kNoArgs, EventKind::RangeBegin, RangeKind::Step, {}};
+    set_step_number(event, step);
+    append(event);
+  }
   void end_range(uint64_t id) noexcept {
     append({now_ns(), id, kEmptyString, kNoArgs, EventKind::RangeEnd, RangeKind::Other, {}});
   }

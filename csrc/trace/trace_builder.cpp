@@ -18,8 +18,9 @@ constexpr int64_t kOpen = INT64_MIN;
 
 class Builder {
  public:
-  Builder(TraceModel& model, ArgSetTable& arg_sets, const std::vector<ThreadName>& thread_names)
-      : model_(model), arg_sets_(arg_sets) {
+  Builder(TraceModel& model, ArgSetTable& arg_sets, std::vector<std::string>& strings,
+          const std::vector<ThreadName>& thread_names)
+      : model_(model), arg_sets_(arg_sets), strings_(strings) {
     for (const ThreadName& thread : thread_names) thread_names_.emplace(thread.os_tid, thread.name);
   }
 
@@ -131,7 +132,8 @@ class Builder {
     RangeRow row;
     row.begin_ns = event.ts_ns;
     row.end_ns = kOpen;
-    row.name = event.name;
+    row.name = event.range_kind == RangeKind::Step && is_step_prefix(event.name) ? step_name(step_number(event))
+                                                                               : event.name;
     row.kind = event.range_kind;
     row.args = event.args;
     row.track = row.end_track = track;
@@ -291,7 +293,25 @@ class Builder {
   static constexpr uint64_t kCompletedIdTag = uint64_t{1} << 62;
 
   TraceModel& model_;
+  // Whether `name` is the step prefix alone: the begin event of a step carrying its number.
+  bool is_step_prefix(StringId name) {
+    if (step_prefix_ == kEmptyString && name < strings_.size() && strings_[name] == kProfilerStepPrefix) {
+      step_prefix_ = name;
+    }
+    return name != kEmptyString && name == step_prefix_;
+  }
+
+  // The id of "ProfilerStep#<step>" among the trace's strings, added to them the first time.
+  StringId step_name(uint64_t step) {
+    const auto [found, inserted] = step_names_.try_emplace(step, static_cast<StringId>(strings_.size()));
+    if (inserted) strings_.push_back(fmt::format("{}{}", kProfilerStepPrefix, step));
+    return found->second;
+  }
+
   ArgSetTable& arg_sets_;  // the capture's, and what building adds (API calls' args)
+  std::vector<std::string>& strings_;  // the capture's, and the step names building adds
+  StringId step_prefix_ = kEmptyString;
+  std::unordered_map<uint64_t, StringId> step_names_;
   std::unordered_map<int64_t, std::string> thread_names_;  // threads without a buffer of their own
   std::vector<std::pair<uint64_t, size_t>> open_stack_;  // (range id, row) of this thread
   std::vector<std::pair<RawEvent, uint32_t>> deferred_ends_;
@@ -408,7 +428,8 @@ TraceModel build_trace(Capture capture) {
   reserve_tables(model, capture);
   std::sort(collected.threads.begin(), collected.threads.end(),
             [](const ThreadEvents& a, const ThreadEvents& b) { return a.index < b.index; });
-  Builder builder(model, arg_sets, capture.other_threads);
+  if (capture.strings.empty()) capture.strings.emplace_back();  // id 0, the empty string
+  Builder builder(model, arg_sets, capture.strings, capture.other_threads);
   for (ThreadEvents& thread : collected.threads) {
     builder.add_thread(capture, thread);
     std::vector<RawEvent>().swap(thread.events);  // release as we go: traces can be large

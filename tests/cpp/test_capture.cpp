@@ -474,6 +474,27 @@ TEST(CaptureStream, EveryAppendReachesTheFileAndTheRecorderKeepsNothing) {
                                     {"ProfilerStep#1", 0}, {"ProfilerStep#2", 0}, {"ProfilerStep#3", 0}}));
 }
 
+TEST(CaptureStream, AStepsNumberRidesInItsBeginEventSoStepsInternNoStrings) {
+  test::RecorderSession session(kChannelSteps);
+  const TempDir dir;
+  const int64_t begin = now_ns();
+  const StringId prefix = intern(std::string(kProfilerStepPrefix));
+  const size_t strings_before = global_strings().snapshot().size();
+  CaptureStream stream(dir.file("steps.ppcap"));
+  for (uint64_t step = 1; step <= 3; ++step) {
+    const uint64_t id = Recorder::next_range_id();
+    Recorder::instance().begin_step(id, prefix, 1'000'000 + step);
+    Recorder::instance().end_range(id);
+    stream.append_recorded();
+  }
+  EXPECT_EQ(global_strings().snapshot().size(), strings_before);  // no string per step
+  const Capture capture = complete_capture(stream, Recorder::instance().collect(), {}, {begin, now_ns()});
+  const std::vector<std::pair<std::string, uint8_t>> expected{
+      {"ProfilerStep#1000001", 0}, {"ProfilerStep#1000002", 0}, {"ProfilerStep#1000003", 0}};
+  EXPECT_EQ(step_ranges(build_trace(capture)), expected);
+  EXPECT_EQ(step_ranges(build_trace(read_capture_file(dir.file("steps.ppcap")).capture)), expected);  // the file too
+}
+
 TEST(CaptureStream, AStreamNeverFinishedKeepsEveryAppendedStep) {
   test::RecorderSession session(kChannelSteps | kChannelOperators);
   const TempDir dir;
