@@ -336,7 +336,8 @@ TEST(Capture, WhatIsNotACaptureOfThisVersionIsRefused) {
     read_capture(bytes);
     FAIL() << "a capture of a newer major version was read";
   } catch (const CaptureFormatError& error) {
-    EXPECT_EQ(std::string(error.what()), "capture format " + std::to_string(newer) + ".0: this perfprof reads " +
+    EXPECT_EQ(std::string(error.what()), "capture format " + std::to_string(newer) + "." +
+                                             std::to_string(capture_format::kVersionMinor) + ": this perfprof reads " +
                                              std::to_string(capture_format::kVersionMajor) + ".x");
   }
 }
