@@ -5,7 +5,8 @@ torch's profiler state is one per thread, and perfprof captures operators throug
 prepares, switches it on and switches it off through functions its module looks up when called.
 perfprof puts its own in their place once it captures operators: before torch's prepare or
 switch-on, perfprof's capture reads what it recorded and steps aside (torch's prepare alone ends
-the session perfprof's state belongs to); after torch's switch-off it takes the state back. Both
+the session perfprof's state belongs to); after torch's switch-off it takes the state back, and
+after torch clears its "profiler enabled" flag perfprof sets it again while it still captures. Both
 profilers then get their operators, and torch.profiler never finds the thread's state taken.
 torch's own collection is process-wide and runs once at a time (two crash the process): while
 perfprof uses it on one thread, torch.profiler started on another raises a ``RuntimeError`` saying
@@ -33,6 +34,7 @@ def install() -> None:
         _installed = True
         prepare = autograd_profiler._prepare_profiler
         enable, disable = autograd_profiler._enable_profiler, autograd_profiler._disable_profiler
+        on_stop = autograd_profiler._run_on_profiler_stop
 
     def after_perfprof_steps_aside(switch: Any, kineto: Callable[[Tuple[Any, ...]], bool]) -> Any:
         def call(*args: Any, **kwargs: Any) -> Any:
@@ -55,3 +57,11 @@ def install() -> None:
     autograd_profiler._prepare_profiler = after_perfprof_steps_aside(prepare, lambda args: True)
     autograd_profiler._enable_profiler = after_perfprof_steps_aside(enable, lambda args: len(args) > 1 and bool(args[1]))
     autograd_profiler._disable_profiler = disable_then_perfprof_resumes
+
+    def on_stop_keeping_perfprofs_flag(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return on_stop(*args, **kwargs)  # clears torch's "profiler enabled" flag
+        finally:
+            torch_capture.keep_profiler_flag()
+
+    autograd_profiler._run_on_profiler_stop = on_stop_keeping_perfprofs_flag

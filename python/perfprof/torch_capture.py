@@ -400,6 +400,18 @@ def _use_profiler_flag() -> None:
             _profiler_flag_set_here = True
 
 
+def keep_profiler_flag() -> None:
+    """torch.profiler just cleared the flag as its session ended: set it again while perfprof still
+    captures operators somewhere (torch.compile's ranges would be missing for the rest of the cycle)."""
+    global _profiler_flag_set_here
+    import torch.autograd.profiler as autograd_profiler
+
+    with _lock:
+        if _profiler_flag_threads and not autograd_profiler._is_profiler_enabled:
+            autograd_profiler._is_profiler_enabled = True
+            _profiler_flag_set_here = True
+
+
 def abandon_thread(thread: int) -> None:
     """A profiler started on thread `thread` (an ident) was stopped on another: that thread's
     capture no longer holds torch's process-wide flag, and ends when the thread next steps, stops

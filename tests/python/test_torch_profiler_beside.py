@@ -133,3 +133,17 @@ def test_torch_profiler_on_another_thread_while_perfprof_holds_torchs_collection
         "thread (perfprof then steps aside)")
     assert counts["perfprof"] == 10
     assert counts["after"] == 5
+
+
+def test_torchs_profiler_flag_stays_set_for_perfprof_after_a_torch_profiler_session_inside_its_cycle():
+    # torch.compile's graph ranges are emitted only while the flag is set; torch.profiler's stop
+    # cleared it for the rest of perfprof's cycle.
+    counts, _ = run("""
+        import torch.autograd.profiler as autograd_profiler
+        with perfprof.profile(activities=[perfprof.ProfilerActivity.CPU]) as prof:
+            with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]):
+                model_step()
+            during = autograd_profiler._is_profiler_enabled
+        print(json.dumps({"during": during, "after": autograd_profiler._is_profiler_enabled}))
+    """, shapes=False)
+    assert counts == {"during": True, "after": False}
