@@ -48,7 +48,7 @@ void append_capture(Capture& into, Capture more) {
 
 uint64_t host_event_count(const Capture& capture) {
   uint64_t count = capture.stored.count;
-  for (const ThreadEvents& thread : capture.host.threads) count += thread.events.size();
+  count += event_count(capture.host);
   return count;
 }
 

@@ -74,7 +74,7 @@ bool CaptureStream::ok() const {
   return writable();
 }
 
-bool CaptureStream::writable() const { return writer_.ok() && sink_.error().empty(); }
+bool CaptureStream::writable() const { return writer_.ok() && !sink_.failed(); }
 
 std::string CaptureStream::readable_path() const {
   std::lock_guard<std::mutex> lock(mutex_);
@@ -109,7 +109,7 @@ uint64_t CaptureStream::events_held_back() const {
 CollectedEvents CaptureStream::take_held_back() {
   std::lock_guard<std::mutex> lock(mutex_);
   // Handed to the caller, which finishes the file with them: counted again if that fails.
-  for (const ThreadEvents& thread : held_back_.threads) events_held_back_ -= thread.events.size();
+  events_held_back_ -= event_count(held_back_);
   return std::exchange(held_back_, {});
 }
 
@@ -125,8 +125,7 @@ void CaptureStream::append(const CollectedEvents& host) {
 
 void CaptureStream::append_or_hold_back(CollectedEvents host) noexcept {
   if (writable() && append_locked(host, GpuInput{})) return;
-  uint64_t events = 0;
-  for (const ThreadEvents& thread : host.threads) events += thread.events.size();
+  const uint64_t events = event_count(host);
   try {
     append_collected(held_back_, std::move(host));
     events_held_back_ += events;
@@ -149,7 +148,7 @@ bool CaptureStream::append_locked(const CollectedEvents& host, const GpuInput& g
     writer_.other_threads(name_other_threads(host, gpu, named_threads_));
     writer_.host(host);
     if (writable()) {
-      for (const ThreadEvents& thread : host.threads) events_appended_ += thread.events.size();
+      events_appended_ += event_count(host);
       return true;
     }
   } catch (const std::bad_alloc&) {
@@ -206,13 +205,9 @@ bool CaptureStream::finish_with(const CollectedEvents& host, const GpuInput& gpu
   stop_flushing();
   std::lock_guard<std::mutex> lock(mutex_);
   ended_ = true;
-  if (!writable()) {
-    for (const ThreadEvents& thread : host.threads) events_held_back_ += thread.events.size();
-    return false;
-  }
   const uint64_t size_before = sink_.size();
   const uint64_t appended_before = events_appended_;
-  if (append_locked(host, gpu)) {
+  if (writable() && append_locked(host, gpu)) {
     try {
       writer_.gpu(gpu);
       writer_.window(window);
@@ -220,10 +215,10 @@ bool CaptureStream::finish_with(const CollectedEvents& host, const GpuInput& gpu
       if (writable()) return true;
     } catch (const std::bad_alloc&) {
     }
+    sink_.cut_to(size_before);
+    events_appended_ = appended_before;
   }
-  sink_.cut_to(size_before);
-  events_appended_ = appended_before;
-  for (const ThreadEvents& thread : host.threads) events_held_back_ += thread.events.size();
+  events_held_back_ += event_count(host);
   return false;
 }
 

@@ -27,7 +27,7 @@ class CaptureStream {
   CaptureStream& operator=(const CaptureStream&) = delete;
 
   // Moves what the recorder holds into the file (once the file cannot be written, into the
-  // stream's memory instead: see held_back()).
+  // stream's memory instead: see events_held_back()).
   void append_recorded();
   // Appends `host` (the strings it uses, then its events). Each append reaches the file whole
   // or not at all: when a write fails (disk full) the file is cut back to what it held before

@@ -30,6 +30,7 @@ class FileSink final : public Sink {
 
   bool write(std::string_view bytes) override;
   std::string error() const override { return error_; }
+  bool failed() const { return !error_.empty(); }  // nothing more is written
   // Bytes the file holds.
   uint64_t size() const { return size_; }
   // Cuts the file back to `size` bytes (taking back writes after it); nothing can be written

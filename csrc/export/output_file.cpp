@@ -11,6 +11,8 @@
 
 #include <fmt/format.h>
 
+#include "common/file_mode.h"
+
 namespace perfprof {
 
 class OutputFile::Compressor {

@@ -8,8 +8,6 @@
 #include <string>
 #include <string_view>
 
-#include "common/file_mode.h"
-
 namespace perfprof {
 
 // A temporary file beside `target` (so the final rename stays on one file system), created

@@ -30,6 +30,12 @@ void append_threads(std::vector<ThreadEvents>& into, std::vector<ThreadEvents>& 
 
 }  // namespace
 
+uint64_t event_count(const CollectedEvents& collected) {
+  uint64_t count = 0;
+  for (const ThreadEvents& thread : collected.threads) count += thread.events.size();
+  return count;
+}
+
 void append_collected(CollectedEvents& into, CollectedEvents more) {
   append_threads(into.threads, more.threads);
   append(into.completed, more.completed);

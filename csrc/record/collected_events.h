@@ -55,6 +55,9 @@ struct CollectedEvents {
   ImportLosses import_losses;
 };
 
+// The raw events of every thread.
+uint64_t event_count(const CollectedEvents& collected);
+
 // Adds `more` to `into`: each thread's events after those `into` has of it (by buffer index),
 // the rest appended, the losses summed.
 void append_collected(CollectedEvents& into, CollectedEvents more);

@@ -48,6 +48,20 @@ std::string current_os_thread_name(int64_t os_tid) {
   return fmt::format("thread {}", os_tid);
 }
 
+// Moves the events `buffer` holds into `collected`; false, with nothing moved, when memory for
+// the copy cannot be had.
+bool move_events(ThreadBuffer& buffer, CollectedEvents& collected) noexcept {
+  try {
+    ThreadEvents thread{buffer.index(), buffer.os_tid(), buffer.name(), {}};
+    collected.threads.reserve(collected.threads.size() + 1);  // the push below cannot fail after the consume
+    buffer.consume(&thread.events);  // consumes nothing when the copy cannot be had
+    if (!thread.events.empty()) collected.threads.push_back(std::move(thread));
+    return true;
+  } catch (const std::bad_alloc&) {
+    return false;
+  }
+}
+
 }  // namespace
 
 int64_t current_os_tid() { return static_cast<int64_t>(syscall(SYS_gettid)); }
@@ -177,21 +191,8 @@ CollectedEvents Recorder::collect() {
   bool out_of_memory = false;
   for_each_buffer([&](ThreadBuffer& buffer) {
     collected.dropped_events += buffer.take_dropped();
-    if (!out_of_memory) {
-      try {
-        ThreadEvents thread{buffer.index(), buffer.os_tid(), buffer.name(), {}};
-        buffer.consume(&thread.events);  // consumes nothing when the copy cannot be had
-        const uint64_t taken = thread.events.size();
-        try {
-          if (taken != 0) collected.threads.push_back(std::move(thread));
-          return;
-        } catch (const std::bad_alloc&) {
-          collected.dropped_events += taken;
-        }
-      } catch (const std::bad_alloc&) {
-      }
-      out_of_memory = true;
-    }
+    if (!out_of_memory && move_events(buffer, collected)) return;
+    out_of_memory = true;
     collected.dropped_events += buffer.unconsumed();
     buffer.consume(nullptr);
   });

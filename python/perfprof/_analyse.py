@@ -17,9 +17,8 @@ from dataclasses import dataclass
 from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
 from . import _core
-from ._files import remove_stale_temporaries
-from .trace_handler import CAPTURE_FILE, INFO_FILE, METADATA_FILE, RUN_DIR_SUFFIX, trace_file_name, write_database, \
-    trace_dir_of, write_json, write_outputs
+from .trace_handler import CAPTURE_FILE, INFO_FILE, METADATA_FILE, RUN_DIR_SUFFIX, remove_run_temporaries, \
+    trace_file_name, write_database, write_json, write_outputs
 
 
 @dataclass(frozen=True)
@@ -162,8 +161,7 @@ def build_database(run_dir: str) -> str:
 
 
 def _analyse(run_dir: str, data_simplification: Optional[bool]) -> AnalyseResult:
-    for folder in (run_dir, trace_dir_of(run_dir)):  # what an earlier, killed analyse left
-        remove_stale_temporaries(folder)
+    remove_run_temporaries(run_dir)  # what an earlier, killed analyse left
     run = _read_captured_run(run_dir)
     info, trace = run.info, run.trace
     warning = "" if run.complete else f"{run.problem}; {_last_complete_step(trace)}"

@@ -64,12 +64,18 @@ def make_directory(path: str) -> None:
         raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), path)
     for folder in reversed(missing):
         try:
-            os.mkdir(folder, DIR_MODE)
+            new_directory(folder)
         except FileExistsError:
             if not os.path.isdir(folder):
                 raise
-            continue  # made by another process meanwhile: not ours to change
-        os.chmod(folder, DIR_MODE)
+            # made by another process meanwhile: not ours to change
+
+
+def new_directory(path: str) -> None:
+    """Make the directory `path` with DIR_MODE whatever the umask; ``FileExistsError`` when
+    something is there already (its parent must exist)."""
+    os.mkdir(path, DIR_MODE)
+    os.chmod(path, DIR_MODE)
 
 
 def remove_stale_temporaries(folder: str) -> int:

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional
 if TYPE_CHECKING:
     from .plots import AutoPlot, AutoPlotError
 
-from ._files import DIR_MODE, make_directory, remove_stale_temporaries, replaced_whole
+from ._files import make_directory, new_directory, remove_stale_temporaries, replaced_whole
 from ._logging import logger
 from .run_metadata import captured_environment, default_worker_name, distributed_info, versions
 
@@ -136,8 +136,7 @@ class TraceHandler:
         make_directory(self.dir_name)
         while True:
             try:
-                os.mkdir(run_dir, DIR_MODE)
-                os.chmod(run_dir, DIR_MODE)  # whatever the umask
+                new_directory(run_dir)
                 return run_dir
             except FileExistsError:
                 attempt += 1
@@ -331,17 +330,20 @@ def _remove_stale_temporaries_under(dir_name: str) -> None:
     """Remove what exports killed while writing (SIGKILL, out of memory) left in the run
     directories under `dir_name`: temporary files of processes no longer running. One line says
     how many."""
-    folders = [dir_name]
     try:
         run_dirs = [entry.path for entry in os.scandir(dir_name) if entry.is_dir(follow_symlinks=False)]
     except OSError:
         return
-    for run_dir in run_dirs:
-        folders += [run_dir, trace_dir_of(run_dir)]
-    removed = sum(remove_stale_temporaries(folder) for folder in folders)
+    removed = remove_stale_temporaries(dir_name) + sum(remove_run_temporaries(run_dir) for run_dir in run_dirs)
     if removed:
         logger.warning("perfprof: removed %d temporary files that writers killed while writing left in %s",
                        removed, dir_name)
+
+
+def remove_run_temporaries(run_dir: str) -> int:
+    """Remove the temporary files killed writers left in a run directory and its PERFPROF_OUTPUT;
+    returns how many."""
+    return remove_stale_temporaries(run_dir) + remove_stale_temporaries(trace_dir_of(run_dir))
 
 
 def _remove_if_empty(directory: str) -> None:

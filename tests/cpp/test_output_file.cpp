@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "common/file_mode.h"
 #include "export/output_file.h"
 #include "test_util.h"
 
