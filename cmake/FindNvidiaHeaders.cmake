@@ -1,10 +1,11 @@
-# Locates the CUPTI and NVTX3 headers without requiring a CUDA toolkit.
+# Locates the CUPTI, NVTX3 and NVML headers without requiring a CUDA toolkit.
 #
-# Search order: the nvidia-cuda-cupti / nvidia-nvtx / nvidia-cuda-runtime / nvidia-cuda-crt wheels importable by the Python interpreter
+# Search order: the nvidia-cuda-cupti / nvidia-nvtx / nvidia-cuda-runtime / nvidia-cuda-crt / nvidia-nvml-dev wheels importable by the Python interpreter
 # (cu13 layout "nvidia/cu13/include", older "nvidia/<component>/include"), then CUDA_HOME /
-# CUDA_PATH, then /usr/local/cuda. Only headers are used: libcupti is dlopen'ed at run time.
+# CUDA_PATH, then /usr/local/cuda. Only headers are used: libcupti and libnvidia-ml are dlopen'ed
+# at run time.
 #
-# Defines NvidiaHeaders::cupti and NvidiaHeaders::nvtx3 (INTERFACE targets).
+# Defines NvidiaHeaders::cupti, NvidiaHeaders::nvtx3 and NvidiaHeaders::nvml (INTERFACE targets).
 
 set(_perfprof_header_hints "")
 if(Python_EXECUTABLE)
@@ -33,13 +34,14 @@ find_path(PERFPROF_CUPTI_INCLUDE_DIR cupti.h HINTS ${_perfprof_header_hints} NO_
 find_path(PERFPROF_CUDA_INCLUDE_DIR cuda.h HINTS ${_perfprof_header_hints} NO_DEFAULT_PATH)
 find_path(PERFPROF_CUDA_CRT_INCLUDE_DIR crt/host_defines.h HINTS ${_perfprof_header_hints} NO_DEFAULT_PATH)
 find_path(PERFPROF_NVTX3_INCLUDE_DIR nvtx3/nvToolsExt.h HINTS ${_perfprof_header_hints} NO_DEFAULT_PATH)
+find_path(PERFPROF_NVML_INCLUDE_DIR nvml.h HINTS ${_perfprof_header_hints} NO_DEFAULT_PATH)
 
 include(FindPackageHandleStandardArgs)
 find_package_handle_standard_args(NvidiaHeaders
   REQUIRED_VARS PERFPROF_CUPTI_INCLUDE_DIR PERFPROF_CUDA_INCLUDE_DIR PERFPROF_CUDA_CRT_INCLUDE_DIR
-                PERFPROF_NVTX3_INCLUDE_DIR
+                PERFPROF_NVTX3_INCLUDE_DIR PERFPROF_NVML_INCLUDE_DIR
   REASON_FAILURE_MESSAGE
-    "install the header wheels: pip install nvidia-cuda-cupti nvidia-nvtx nvidia-cuda-runtime nvidia-cuda-crt")
+    "install the header wheels: pip install nvidia-cuda-cupti nvidia-nvtx nvidia-cuda-runtime nvidia-cuda-crt nvidia-nvml-dev")
 
 if(NvidiaHeaders_FOUND)
   if(NOT TARGET NvidiaHeaders::cupti)
@@ -54,5 +56,11 @@ if(NvidiaHeaders_FOUND)
     set_target_properties(NvidiaHeaders::nvtx3 PROPERTIES
       INTERFACE_INCLUDE_DIRECTORIES "${PERFPROF_NVTX3_INCLUDE_DIR}"
       INTERFACE_LINK_LIBRARIES "${CMAKE_DL_LIBS}")
+  endif()
+  if(NOT TARGET NvidiaHeaders::nvml)
+    add_library(NvidiaHeaders::nvml INTERFACE IMPORTED)
+    # nvml.h stands alone; libnvidia-ml comes with the driver and is dlopen'ed.
+    set_target_properties(NvidiaHeaders::nvml PROPERTIES
+      INTERFACE_INCLUDE_DIRECTORIES "${PERFPROF_NVML_INCLUDE_DIR}")
   endif()
 endif()

@@ -20,7 +20,8 @@ LAYERS: Tuple[Tuple[str, ...], ...] = (
     ("memory",),                          # memory events and their categories
     ("record", "schedule"),               # per-thread buffers and what they hand over; the step machine
     ("cupti", "mstx", "torch_hooks",      # collectors
-     "python_hooks"),                     #   (python_hooks: those that read Python objects)
+     "python_hooks", "telemetry"),        #   (python_hooks: those that read Python objects;
+                                          #   telemetry: the /proc and NVML samplers)
     ("capture",),                         # a session's capture and its file format
     ("trace",),                           # the trace model, built from a capture
     ("analysis",),                        # what is derived from the model

@@ -34,6 +34,7 @@
 #include "record/recorder.h"
 #include "schedule/schedule.h"
 #include "schedule/step_controller.h"
+#include "telemetry/telemetry_collector.h"
 #include "torch_hooks/profiler_stubs.h"
 #include "trace/trace_builder.h"
 
@@ -516,6 +517,41 @@ PYBIND11_MODULE(_core, m) {
     const ActivityCollector& c = ActivityCollector::instance();
     return py::make_tuple(c.uses_host_clock(), c.clock_offset_ns());
   }, "(CUPTI uses perfprof's clock, calibrated offset in ns otherwise).");
+  m.def("telemetry_start", [](int64_t interval_ns, const std::vector<std::string>& host, bool gpu, bool pcie,
+                              bool nvlink, const std::string& nvml_library) {
+    if (interval_ns <= 0) throw std::invalid_argument("telemetry_start: interval_ns must be > 0");
+    TelemetryOptions options;
+    options.interval_ns = interval_ns;
+    for (const std::string& group : host) {
+      if (group == "cpu") options.host.cpu = true;
+      else if (group == "mem") options.host.mem = true;
+      else if (group == "disk") options.host.disk = true;
+      else if (group == "network") options.host.network = true;
+      else throw std::invalid_argument(fmt::format("telemetry_start: unknown host group '{}'", group));
+    }
+    options.gpu = gpu;
+    options.pcie = pcie;
+    options.nvlink = nvlink;
+    options.nvml_library = nvml_library;
+    py::gil_scoped_release release;
+    return TelemetryCollector::instance().start(options);
+  }, py::arg("interval_ns"), py::arg("host"), py::arg("gpu"), py::arg("pcie"), py::arg("nvlink"),
+  py::arg("nvml_library"), "Start sampling; returns a message per source that could not be opened.");
+  m.def("telemetry_stop", [] {
+    SamplerReport report;
+    {
+      py::gil_scoped_release release;
+      report = TelemetryCollector::instance().stop();
+    }
+    py::dict result;
+    result["samples"] = report.samples;
+    result["readings"] = report.readings;
+    result["late_samples"] = report.late_samples;
+    result["cpu_ns"] = report.cpu_ns;
+    result["wall_ns"] = report.wall_ns;
+    result["messages"] = report.messages;
+    return result;
+  }, "Stop sampling; returns what the sampler did (samples, readings, late_samples, cpu_ns, wall_ns, messages).");
   m.def("name_current_thread", [](std::string name) { Recorder::instance().name_current_thread(std::move(name)); },
         py::arg("name"), "Name the calling thread in traces (registering it with the recorder).");
   m.def("name_thread", [](int64_t os_tid, const std::string& name) {

@@ -16,7 +16,8 @@ inline constexpr char kMagic[8] = {'P', 'P', 'C', 'A', 'P', 'T', 'U', 'R'};
 // A reader reads every capture of its major version; a minor version adds chunk kinds, which
 // older readers skip, or meaning to bytes that were zero (docs/formats/capture.md lists them).
 inline constexpr uint16_t kVersionMajor = 2;
-inline constexpr uint16_t kVersionMinor = 1;  // 2.1: step numbers in a step's begin event
+// 2.1: step numbers in a step's begin event; 2.2: a counter event's metric.
+inline constexpr uint16_t kVersionMinor = 2;
 inline constexpr size_t kFileHeaderBytes = 16;   // magic, major, minor, header size (u32)
 inline constexpr size_t kChunkHeaderBytes = 16;  // kind (u32), CRC-32 (u32), payload size (u64)
 

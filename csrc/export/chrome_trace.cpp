@@ -8,6 +8,8 @@
 #include <unordered_map>
 #include <variant>
 
+#include <fmt/format.h>
+
 #include "common/json_text.h"
 #include "export/output_file.h"
 
@@ -80,7 +82,7 @@ class ChromeTraceWriter {
     write_forward_backward_flows();
     for (size_t i = 0; i < model_.instants.size(); ++i) write_instant(i);
     for (size_t i = 0; i < model_.memory.events.allocations.size(); ++i) write_memory_event(i);
-    for (size_t i = 0; i < model_.counters.size(); ++i) write_counter(i);
+    for (size_t i = 0; i < model_.counters.size();) i = write_counters(i);
     text_ += "\n  ],\n  \"traceName\": ";
     append_json_string(text_, path);
     text_ += "\n}\n";
@@ -199,15 +201,49 @@ class ChromeTraceWriter {
                    a.total_reserved, a.total_allocated, a.bytes, a.ptr, static_cast<int>(a.device.type), a.device.index);
   }
 
-  void write_counter(size_t i) {
+  // A user's counter is one event with its value under "value". A sampler's readings of one
+  // metric at one time (every CPU, every disk...) are one event named by the metric, with an
+  // argument per instance: each instance is a series of that counter track. Writes the rows
+  // recorded at row i's time on its track (a sample's readings are recorded together), metric by
+  // metric in the order they first appear; returns the next row.
+  size_t write_counters(size_t i) {
     const CounterTable& t = model_.counters;
-    begin_event("C", t.ts_ns[i]);
+    size_t end = i + 1;
+    while (end < t.size() && t.ts_ns[end] == t.ts_ns[i] && t.track[end] == t.track[i]) ++end;
+    std::vector<bool> written(end - i, false);  // by row - i
+    for (size_t first = i; first < end; ++first) {
+      if (!written[first - i]) write_counter_event(first, end, i, written);
+    }
+    return end;
+  }
+
+  // One event: row `first`, and for a sampler's metric every later row of it before `end`.
+  void write_counter_event(size_t first, size_t end, size_t block, std::vector<bool>& written) {
+    const CounterTable& t = model_.counters;
+    const bool user = t.metric[first] == CounterMetric::User;
+    begin_event("C", t.ts_ns[first]);
     text_ += "\"name\":";
-    text_ += quoted(t.name[i]);
+    if (user) {
+      text_ += quoted(t.name[first]);
+    } else {
+      const CounterMetricInfo info = counter_metric_info(t.metric[first]);
+      append_json_string(text_, fmt::format("{} ({})", info.title, info.unit));
+    }
     text_ += ",\"pid\":";
     append_int(text_, model_.pid);
-    text_ += ",\"args\":{\"value\":";
-    append_json_number(text_, t.value[i]);
+    text_ += ",\"args\":{";
+    for (size_t row = first; row < (user ? first + 1 : end); ++row) {
+      if (t.metric[row] != t.metric[first] || written[row - block]) continue;
+      written[row - block] = true;
+      if (row != first) text_ += ',';
+      if (user) {
+        text_ += "\"value\"";
+      } else {
+        text_ += quoted(t.name[row]);
+      }
+      text_ += ':';
+      append_json_number(text_, t.value[row]);
+    }
     text_ += "}}";
   }
 

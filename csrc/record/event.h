@@ -4,6 +4,7 @@
 
 #include "common/args.h"
 #include "common/string_table.h"
+#include "record/counter_metric.h"
 #include "record/range_kind.h"
 
 namespace perfprof {
@@ -19,7 +20,7 @@ struct RawEvent {
   ArgSetId args;         // the event's typed arguments (global_arg_sets()), or kNoArgs
   EventKind kind;
   RangeKind range_kind;  // what a begun range or an instant is; Other for the other events
-  uint8_t reserved[6];
+  uint8_t reserved[6];   // a step's number (below) or a counter's metric (below); else zero
 };
 static_assert(sizeof(RawEvent) == 32, "RawEvent is sized for cache-friendly buffers");
 
@@ -37,6 +38,15 @@ inline uint64_t step_number(const RawEvent& event) {
   uint64_t step = 0;
   for (size_t i = 0; i < sizeof(event.reserved); ++i) step |= uint64_t{event.reserved[i]} << (8 * i);
   return step;
+}
+
+// A counter event carries its metric in the first reserved byte (0, User, for a user's counter):
+// the samplers' counters are named by their instance ("cpu3", "GPU 0").
+inline void set_counter_metric(RawEvent& event, CounterMetric metric) { event.reserved[0] = static_cast<uint8_t>(metric); }
+
+// The counter's metric; a metric this perfprof does not know (a newer capture's) reads as User.
+inline CounterMetric counter_metric(const RawEvent& event) {
+  return is_counter_metric(event.reserved[0]) ? static_cast<CounterMetric>(event.reserved[0]) : CounterMetric::User;
 }
 
 }  // namespace perfprof

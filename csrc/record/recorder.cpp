@@ -82,6 +82,14 @@ void Recorder::counter(StringId name, double value) noexcept {
   append({now_ns(), bits, name, kNoArgs, EventKind::Counter, RangeKind::Other, {}});
 }
 
+void Recorder::counter_sample(int64_t ts_ns, CounterMetric metric, StringId instance, double value) noexcept {
+  uint64_t bits = 0;
+  std::memcpy(&bits, &value, sizeof(bits));
+  RawEvent event{ts_ns, bits, instance, kNoArgs, EventKind::Counter, RangeKind::Other, {}};
+  set_counter_metric(event, metric);
+  append(event);
+}
+
 void Recorder::append(const RawEvent& event) noexcept {
   if (ThreadBuffer* buffer = current_thread_buffer()) {
     buffer->append(event);

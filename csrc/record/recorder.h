@@ -69,6 +69,8 @@ class Recorder {
     append({now_ns(), 0, name, args, EventKind::Instant, kind, {}});
   }
   void counter(StringId name, double value) noexcept;
+  // A sampler's reading: `metric` of `instance` at `ts_ns` (when it was read, not recorded).
+  void counter_sample(int64_t ts_ns, CounterMetric metric, StringId instance, double value) noexcept;
   // Attaches an autograd sequence number to the range this thread began last.
   void range_sequence(int64_t sequence_nr) noexcept {
     append({now_ns(), static_cast<uint64_t>(sequence_nr), kEmptyString, kNoArgs, EventKind::RangeSequence,

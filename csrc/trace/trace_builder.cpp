@@ -175,7 +175,7 @@ class Builder {
   void add_counter(const RawEvent& event, uint32_t track) {
     double value = 0;
     std::memcpy(&value, &event.payload, sizeof(value));
-    model_.counters.append({event.ts_ns, event.name, value, track});
+    model_.counters.append({event.ts_ns, event.name, value, track, counter_metric(event)});
   }
 
   // Ranges are stored per track in begin order, outer range first on equal begins. A range that

@@ -11,6 +11,7 @@
 #include "common/args.h"
 #include "common/string_table.h"
 #include "memory/memory_events.h"
+#include "record/counter_metric.h"
 #include "record/gpu_records.h"
 #include "record/range_kind.h"
 
@@ -142,11 +143,14 @@ struct InstantTable : ColumnTable<InstantTable, InstantRow> {
   }
 };
 
+// A counter sample. A user's counter (metric User) is named by `name`; a sampler's by its
+// metric, `name` being the instance ("cpu3", "GPU 0").
 struct CounterRow {
   int64_t ts_ns = 0;
   StringId name = kEmptyString;
   double value = 0;
   uint32_t track = 0;
+  CounterMetric metric = CounterMetric::User;
 };
 
 struct CounterTable : ColumnTable<CounterTable, CounterRow> {
@@ -154,6 +158,7 @@ struct CounterTable : ColumnTable<CounterTable, CounterRow> {
   std::vector<StringId> name;
   std::vector<double> value;
   std::vector<uint32_t> track;
+  std::vector<CounterMetric> metric;
 
   size_t size() const { return ts_ns.size(); }
 
@@ -163,6 +168,7 @@ struct CounterTable : ColumnTable<CounterTable, CounterRow> {
     visit(name, row.name);
     visit(value, row.value);
     visit(track, row.track);
+    visit(metric, row.metric);
   }
 };
 

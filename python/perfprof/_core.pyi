@@ -373,6 +373,13 @@ def gpu_start(level: int) -> tuple[str, list[str]]:
 
 def gpu_stop() -> str:
     """Stop GPU collection and flush CUPTI's buffers; returns why the flush failed, or ''."""
+def telemetry_start(interval_ns: int, host: Sequence[str], gpu: bool, pcie: bool, nvlink: bool,
+                    nvml_library: str) -> list[str]:
+    """Start sampling host groups ("cpu", "mem", "disk", "network") and NVML; returns a message per source that could not be opened."""
+
+def telemetry_stop() -> dict[str, Any]:
+    """Stop sampling; returns what the sampler did (samples, readings, late_samples, cpu_ns, wall_ns, messages)."""
+
 def gpu_discard() -> None:
     """Drop GPU activity collected so far (warm-up)."""
 

@@ -94,8 +94,15 @@ class ExperimentalConfig:
             (0: all; None: off).
         host_sys: host system metrics to sample, a subset of
             ``("cpu", "mem", "disk", "network", "osrt")``.
-        sys_io: collect NIC / RoCE counters.
-        sys_interconnection: collect NVLink / PCIe bandwidth.
+        sys_io: sample the NICs' receive and transmit rates (as ``host_sys=["network"]``) and
+            each GPU's PCIe receive and transmit rates (NVML).
+        sys_interconnection: sample each GPU's PCIe rates and each active NVLink's receive and
+            transmit rates (NVML).
+        gpu_telemetry: (perfprof) sample each GPU's utilisation, memory utilisation, memory used,
+            power, SM clock and temperature (NVML; also on with ``sys_io`` or
+            ``sys_interconnection``).
+        sample_interval_ms: (perfprof) how often the telemetry above is sampled, in ms (default
+            20; from 1 to 60000).
         capture_buffer_mb: (perfprof) the most memory, in MiB, recorded events may hold while a
             run directory's capture is written (``tensorboard_trace_handler``): beyond it they
             are moved to the capture file before the step ends (default 256).
@@ -116,7 +123,7 @@ class ExperimentalConfig:
         "export_type", "profiler_level", "mstx", "mstx_domain_include", "mstx_domain_exclude",
         "gpu_metrics", "l2_cache", "op_attr", "data_simplification", "record_op_args",
         "gc_detect_threshold", "host_sys", "sys_io", "sys_interconnection", "capture_buffer_mb",
-        "record_limit_mb",
+        "record_limit_mb", "gpu_telemetry", "sample_interval_ms",
     )
     __slots__ = FIELDS
 
@@ -139,6 +146,8 @@ class ExperimentalConfig:
         msprof_tx: Optional[bool] = None,
         capture_buffer_mb: int = 256,
         record_limit_mb: Optional[int] = None,
+        gpu_telemetry: bool = False,
+        sample_interval_ms: float = 20.0,
     ) -> None:
         self.export_type: List[ExportType] = _export_types(export_type)
         self.profiler_level: ProfilerLevel = _member(ProfilerLevel, profiler_level, "profiler_level")
@@ -167,6 +176,8 @@ class ExperimentalConfig:
         self.capture_buffer_mb: int = _positive_int(capture_buffer_mb, "capture_buffer_mb")
         self.record_limit_mb: Optional[int] = (
             None if record_limit_mb is None else _positive_int(record_limit_mb, "record_limit_mb"))
+        self.gpu_telemetry: bool = _flag(gpu_telemetry, "gpu_telemetry")
+        self.sample_interval_ms: float = _interval(sample_interval_ms)
 
     def __setattr__(self, name: str, value: Any) -> None:
         """A field assigned after construction is checked as the constructor checks it (a bad
@@ -191,9 +202,7 @@ class ExperimentalConfig:
             f"gpu_metrics={self.gpu_metrics.value}": self.gpu_metrics is not GpuMetrics.GpuMetricsNone,
             "l2_cache": self.l2_cache,
             "op_attr": self.op_attr,
-            "host_sys": bool(self.host_sys),
-            "sys_io": self.sys_io,
-            "sys_interconnection": self.sys_interconnection,
+            "host_sys=osrt": "osrt" in self.host_sys,
         }
         return [name for name, is_set in pending.items() if is_set]
 
@@ -289,6 +298,14 @@ def _threshold(value: object) -> Optional[float]:
     if not 0 <= value <= _MAX_THRESHOLD_MS:
         raise ValueError(f"ExperimentalConfig: 'gc_detect_threshold' must be >= 0 and at most "
                          f"{_MAX_THRESHOLD_MS:.4g} ms (the longest time perfprof counts), got {value!r}")
+    return float(value)
+
+
+def _interval(value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"ExperimentalConfig: 'sample_interval_ms' must be a number of ms, got {value!r}")
+    if not 1 <= value <= 60_000:
+        raise ValueError(f"ExperimentalConfig: 'sample_interval_ms' must be from 1 to 60000 ms, got {value!r}")
     return float(value)
 
 

@@ -22,6 +22,7 @@ void write_tables(db::Database& database, const AnalysedTrace& trace, const db::
   db::write_memory_tables(context);
   db::write_summary_tables(context);
   db::write_communication_tables(context);
+  db::write_telemetry_tables(context);
   db::write_string_table(context);
   database.exec("COMMIT");
 }

@@ -109,7 +109,10 @@ void write_run_tables(Context& c, const DatabaseOptions& options) {
     threads.insert({c.strings.id(thread.name), global_tid(c.model.pid, thread.os_tid)});
   }
   TableWriter<CounterRef> counters(c.db, kCounters);
-  for (size_t i = 0; i < c.model.counters.size(); ++i) counters.insert({c, i});
+  // The samplers' counters have tables of their own (telemetry_tables.cpp).
+  for (size_t i = 0; i < c.model.counters.size(); ++i) {
+    if (c.model.counters.metric[i] == CounterMetric::User) counters.insert({c, i});
+  }
 }
 
 void write_string_table(Context& c) {

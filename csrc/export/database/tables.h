@@ -19,13 +19,16 @@ void write_pytorch_tables(Context& c);
 void write_nvtx_tables(Context& c);
 // MEMORY_RECORD, OP_MEMORY, MEMORY_CATEGORIES (memory_tables.cpp).
 void write_memory_tables(Context& c);
-// META_DATA, META_DATA_EXPORT, PROCESSES, ThreadNames, COUNTERS (run_tables.cpp).
+// META_DATA, META_DATA_EXPORT, PROCESSES, ThreadNames, COUNTERS: users' counters (run_tables.cpp).
 void write_run_tables(Context& c, const DatabaseOptions& options);
 // KERNEL_DETAILS, OPERATOR_DETAILS, OP_STATISTIC, API_STATISTIC, STEP_TRACE_TIME,
 // DATA_PREPROCESS: the summary tables' rows (summary_tables.cpp).
 void write_summary_tables(Context& c);
 // COMMUNICATION_OP: each collective and point-to-point operation (communication_tables.cpp).
 void write_communication_tables(Context& c);
+// HOST_CPU_USAGE, HOST_MEM_USAGE, HOST_DISK_USAGE, HOST_NETWORK_USAGE, GPU_TELEMETRY, GPU_PCIE,
+// GPU_NVLINK: the samplers' counters (telemetry_tables.cpp).
+void write_telemetry_tables(Context& c);
 // StringIds: last, once every writer has added its texts (run_tables.cpp).
 void write_string_table(Context& c);
 

@@ -15,13 +15,14 @@ from .gpu import GpuActivity
 from .host_capture import HostCapture
 from .memory_roles import MemoryRoles
 from .recorder import HostRecorder
+from .telemetry import Telemetry
 
 # The start order. GPU activity comes first, so that CUPTI is held when the host capture chooses
 # torch's state (torch_capture._claim_kineto), and is flushed last, after the host stopped
 # recording (what a thread records after the window end would still be in the trace). The host
 # recorder, whose start drops what an earlier session left, comes before the sources that record
 # into it; their order among themselves does not matter.
-KINDS: Tuple[Type[Collector], ...] = (GpuActivity, HostRecorder, HostCapture, MemoryRoles, GcPauses)
+KINDS: Tuple[Type[Collector], ...] = (GpuActivity, HostRecorder, HostCapture, MemoryRoles, GcPauses, Telemetry)
 
 
 def collectors_for(options: ProfilerOptions) -> List[Collector]:

@@ -1,0 +1,182 @@
+"""Host telemetry (host_sys) end to end: a child script profiles phases of known activity (idle,
+a busy loop, a 200 MB allocation, a 50 MB file written and synced, 20 MB sent over loopback) and
+the counters in its trace and database must show each one."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any, Dict, List, Tuple
+
+import pytest
+
+from child_process import child_env, perfprof_lines, trace_events
+from database_checks import query, us_to_ns
+
+MB = 1 << 20
+
+SCRIPT = """
+import os, socket, sys, threading, time
+import perfprof
+from perfprof import ExperimentalConfig, ExportType, ProfilerActivity, profile, record_function
+
+def phase(name, work):
+    with record_function(name):
+        work()
+        time.sleep(0.1)  # a few samples after the work, so its rates are all in the phase
+
+def idle():
+    time.sleep(0.4)
+
+def busy():
+    end = time.monotonic() + 0.5
+    while time.monotonic() < end:
+        pass
+
+held = []
+def allocate():
+    held.append(b"\\x01" * (200 << 20))  # written, so resident
+
+def write_file():
+    with open(os.path.join(sys.argv[1], "fifty.bin"), "wb") as f:
+        block = os.urandom(1 << 20)
+        for _ in range(50):
+            f.write(block)
+        f.flush()
+        os.fsync(f.fileno())
+
+def send_loopback():
+    server = socket.create_server(("127.0.0.1", 0))
+    received = []
+    def drain():
+        connection, _ = server.accept()
+        with connection:
+            total = 0
+            while total < (20 << 20):
+                chunk = connection.recv(1 << 20)
+                if not chunk:
+                    break
+                total += len(chunk)
+            received.append(total)
+    reader = threading.Thread(target=drain)
+    reader.start()
+    with socket.create_connection(server.getsockname()) as client:
+        client.sendall(b"\\x02" * (20 << 20))
+    reader.join()
+    server.close()
+    assert received == [20 << 20], received
+
+config = ExperimentalConfig(host_sys=["cpu", "mem", "disk", "network"], export_type=[ExportType.Text, ExportType.Db])
+with profile(activities=[ProfilerActivity.CPU], experimental_config=config,
+             on_trace_ready=perfprof.tensorboard_trace_handler(sys.argv[2])) as prof:
+    for name, work in (("idle", idle), ("busy", busy), ("allocate", allocate), ("write", write_file),
+                       ("send", send_loopback)):
+        phase(name, work)
+print("finished")
+"""
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory) -> Dict[str, Any]:
+    """The child's run directory, trace events and database."""
+    tmp = tmp_path_factory.mktemp("telemetry")
+    result = subprocess.run([sys.executable, "-c", textwrap.dedent(SCRIPT), str(tmp), str(tmp / "runs")],
+                            env=child_env(), capture_output=True, text=True, timeout=240)
+    assert result.returncode == 0 and "finished" in result.stdout, result.stderr
+    (run_dir,) = (tmp / "runs").iterdir()
+    (database,) = (run_dir / "PERFPROF_OUTPUT").glob("*.db")
+    return {"tmp": tmp, "events": trace_events(run_dir), "db": str(database), "stderr": result.stderr}
+
+
+def phases(events: List[Dict[str, Any]]) -> Dict[str, Tuple[int, int]]:
+    """Each phase's (begin, end) in trace ns."""
+    return {e["name"]: (us_to_ns(e["ts"]), us_to_ns(e["ts"] + e["dur"]))
+            for e in events if e.get("ph") == "X" and e.get("cat") == "user_annotation"
+            and e["name"] in ("idle", "busy", "allocate", "write", "send")}
+
+
+def counter_series(events: List[Dict[str, Any]], name: str, instance: str) -> List[Tuple[int, float]]:
+    """(time in trace ns, value) of one instance of a counter track."""
+    return [(us_to_ns(e["ts"]), e["args"][instance]) for e in events
+            if e.get("ph") == "C" and e["name"] == name and instance in e["args"]]
+
+
+def in_phase(series: List[Tuple[int, float]], span: Tuple[int, int]) -> List[float]:
+    return [value for ts, value in series if span[0] < ts <= span[1]]
+
+
+def integrated(rows: List[Tuple[int, float]]) -> float:
+    """Bytes moved, from (time ns, bytes/s) samples: each rate covers the interval before it."""
+    return sum(rate * (ts - previous) / 1e9 for (previous, _), (ts, rate) in zip(rows, rows[1:]) if rate is not None)
+
+
+def test_the_run_logs_nothing(run):
+    assert perfprof_lines(run["stderr"]) == []
+
+
+def test_cpu_usage_stays_in_range_and_tracks_a_busy_loop(run):
+    events = run["events"]
+    cpus = os.cpu_count() or 1
+    process = counter_series(events, "Process CPU Usage (%)", "process")
+    span = phases(events)
+    assert len(process) >= 40  # 20 ms over about 2.5 s
+    assert all(0 <= value <= 100 * cpus + 1 for _, value in process)
+    idle, busy = in_phase(process, span["idle"]), in_phase(process, span["busy"])
+    assert len(idle) >= 10 and len(busy) >= 10
+    # The busy loop keeps one thread running: near 100% of a CPU (less on a loaded machine).
+    assert sum(busy) / len(busy) >= 40 > 2 * sum(idle) / len(idle)
+    every_cpu = [e for e in events if e.get("ph") == "C" and e["name"] == "CPU Usage (%)"]
+    assert every_cpu and all({f"cpu{i}" for i in range(cpus)} | {"all"} == set(e["args"]) for e in every_cpu)
+    assert all(0 <= value <= 100 for e in every_cpu for value in e["args"].values())
+
+
+def test_rss_grows_by_the_allocation(run):
+    rss = counter_series(run["events"], "Process RSS (bytes)", "process")
+    span = phases(run["events"])["allocate"]
+    before = [value for ts, value in rss if ts <= span[0]][-1]
+    after = [value for ts, value in rss if ts > span[1]][0]
+    assert 190 * MB <= after - before <= 260 * MB
+
+
+def test_disk_write_bytes_add_up_to_the_file(run):
+    if _on_tmpfs(run["tmp"]):
+        pytest.skip("the test directory is on tmpfs: its writes reach no disk")
+    rows = query(run["db"], "SELECT device, timestamp, writeBytesPerSec FROM HOST_DISK_USAGE ORDER BY device, timestamp")
+    written = {device: integrated([(ts, rate) for d, ts, rate in rows if d == device]) for device in {r[0] for r in rows}}
+    assert max(written.values()) >= 45 * MB, written
+    assert not any(device.startswith(("loop", "ram", "zram")) for device in written)
+
+
+def test_loopback_bytes_add_up_to_what_was_sent(run):
+    rows = query(run["db"], "SELECT timestamp, receiveBytesPerSec, transmitBytesPerSec FROM HOST_NETWORK_USAGE "
+                            "WHERE interface = 'lo' ORDER BY timestamp")
+    received = integrated([(ts, rx) for ts, rx, _ in rows])
+    sent = integrated([(ts, tx) for ts, _, tx in rows])
+    # 20 MB of payload, plus TCP's headers and whatever else used loopback meanwhile.
+    assert 20 * MB <= received <= 24 * MB and 20 * MB <= sent <= 24 * MB
+
+
+def test_database_and_trace_hold_the_same_samples(run):
+    events, database = run["events"], run["db"]
+    process = counter_series(events, "Process CPU Usage (%)", "process")
+    rows = query(database, "SELECT usage FROM HOST_CPU_USAGE WHERE cpu = 'process' ORDER BY timestamp")
+    assert [value for value, in rows] == pytest.approx([value for _, value in process])
+    memory = query(database, "SELECT usedBytes, availableBytes, processRssBytes FROM HOST_MEM_USAGE")
+    assert len(memory) == len(counter_series(events, "Memory Used (bytes)", "host"))
+    assert all(used > 0 and available > 0 and rss > 0 for used, available, rss in memory)
+    # The sampler's counters are telemetry, not users' counters.
+    assert query(database, "SELECT count(*) FROM COUNTERS") == [(0,)]
+
+
+def _on_tmpfs(path: Path) -> bool:
+    """Whether `path` is on a tmpfs (the longest mount point above it, from /proc/self/mounts)."""
+    best, kind = "", ""
+    for line in Path("/proc/self/mounts").read_text().splitlines():
+        fields = line.split()
+        mount = fields[1]
+        if str(Path(path).resolve()).startswith(mount.rstrip("/") + "/") and len(mount) > len(best):
+            best, kind = mount, fields[2]
+    return kind == "tmpfs"
+
