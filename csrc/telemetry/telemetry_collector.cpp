@@ -1,5 +1,7 @@
 #include "telemetry/telemetry_collector.h"
 
+#include <unistd.h>
+
 #include <exception>
 #include <utility>
 
@@ -51,17 +53,27 @@ std::vector<std::string> TelemetryCollector::start(const TelemetryOptions& optio
       return messages;
     }
     sampler_ = std::move(sampler);
+    owner_ = getpid();
   } catch (const std::exception& error) {
     messages.push_back(fmt::format("telemetry is not sampled: {}", error.what()));
   }
   return messages;
 }
 
+TelemetryCollector::~TelemetryCollector() { stop(); }
+
 SamplerReport TelemetryCollector::stop() noexcept {
   std::unique_ptr<Sampler> sampler;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     sampler = std::move(sampler_);
+  }
+  if (sampler && getpid() != owner_) {
+    // A fork()ed child has a copy of the sampler but not its thread: joining it would wait
+    // forever, and so would destroying its condition variable, which the copy shows waited on
+    // (a child leaving by exit() runs this destructor). The copy is left behind, deliberately.
+    static_cast<void>(sampler.release());
+    return {};
   }
   return sampler ? sampler->stop() : SamplerReport{};
 }

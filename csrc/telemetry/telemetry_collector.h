@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <sys/types.h>
+
 #include "telemetry/host_source.h"
 #include "telemetry/sampler.h"
 
@@ -28,14 +30,18 @@ class TelemetryCollector {
   // Opens the sources and starts sampling. Returns one message per source that could not be
   // opened (the others still run); a collection already running is stopped first.
   std::vector<std::string> start(const TelemetryOptions& options) noexcept;
-  // Stops sampling (within one source read) and says what it did; an empty report when not running.
+  // Stops sampling (within one source read) and says what it did; an empty report when not
+  // running, or in a process forked while sampling (below).
   SamplerReport stop() noexcept;
   bool running() const;
 
  private:
   TelemetryCollector() = default;
+  ~TelemetryCollector();
+
   mutable std::mutex mutex_;
   std::unique_ptr<Sampler> sampler_;
+  pid_t owner_ = 0;  // the process that started the sampler
 };
 
 }  // namespace perfprof

@@ -377,7 +377,18 @@ def telemetry_start(interval_ns: int, host: Sequence[str], gpu: bool, pcie: bool
                     nvml_library: str) -> list[str]:
     """Start sampling host groups ("cpu", "mem", "disk", "network") and NVML; returns a message per source that could not be opened."""
 
-def telemetry_stop() -> dict[str, Any]:
+@type_check_only
+class TelemetryReport(TypedDict):
+    """telemetry_stop: what the sampler did (telemetry/sampler.h SamplerReport)."""
+
+    samples: int
+    readings: int
+    late_samples: int
+    cpu_ns: int
+    wall_ns: int
+    messages: list[str]
+
+def telemetry_stop() -> TelemetryReport:
     """Stop sampling; returns what the sampler did (samples, readings, late_samples, cpu_ns, wall_ns, messages)."""
 
 def gpu_discard() -> None:

@@ -147,12 +147,12 @@ def test_capturing_in_a_child_thread_does_not_load_cupti():
 
 def test_uncollected_options_are_logged_once(caplog):
     caplog.set_level(logging.WARNING, logger="perfprof")
-    config = ExperimentalConfig(l2_cache=True, host_sys=["cpu"])
+    config = ExperimentalConfig(l2_cache=True, host_sys=["cpu", "osrt"])
     for _ in range(2):
         with perfprof.profile(experimental_config=config):
             pass
     text = caplog.text
-    for option in ("l2_cache", "host_sys"):
+    for option in ("l2_cache", "host_sys=osrt"):
         assert text.count(option) == 1, option
 
 
@@ -202,6 +202,13 @@ class TestExperimentalConfig:
         ("sys_interconnection", "on", TypeError),
         ("capture_buffer_mb", 0, ValueError),
         ("capture_buffer_mb", 1.5, TypeError),
+        ("gpu_telemetry", 1, TypeError),
+        ("sample_interval_ms", "20", TypeError),
+        ("sample_interval_ms", True, TypeError),
+        ("sample_interval_ms", 0.5, ValueError),
+        ("sample_interval_ms", 60_001, ValueError),
+        ("sample_interval_ms", float("inf"), ValueError),
+        ("sample_interval_ms", float("nan"), ValueError),
     ])
     def test_bad_values_name_the_field(self, field, value, error):
         with pytest.raises(error, match=field):

@@ -180,3 +180,30 @@ def _on_tmpfs(path: Path) -> bool:
             best, kind = mount, fields[2]
     return kind == "tmpfs"
 
+
+
+FORK_SCRIPT = """
+import os, sys, time
+import perfprof
+from perfprof import ExperimentalConfig, ProfilerActivity, profile
+
+with profile(activities=[ProfilerActivity.CPU], experimental_config=ExperimentalConfig(host_sys=["mem"]),
+             on_trace_ready=perfprof.tensorboard_trace_handler(sys.argv[1])):
+    time.sleep(0.1)
+    child = os.fork()
+    if child == 0:
+        sys.exit(0)  # atexit handlers and C++ destructors run: the sampler thread is not here
+    _, status = os.waitpid(child, 0)
+    time.sleep(0.1)
+print("child status", status)
+"""
+
+
+def test_a_child_forked_while_sampling_exits_cleanly(tmp_path):
+    result = subprocess.run([sys.executable, "-c", FORK_SCRIPT, str(tmp_path / "runs")], env=child_env(),
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert "child status 0" in result.stdout
+    (run_dir,) = (tmp_path / "runs").iterdir()
+    rss = counter_series(trace_events(run_dir), "Process RSS (bytes)", "process")
+    assert len(rss) >= 8  # sampled before and after the fork, every 20 ms
