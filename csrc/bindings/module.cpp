@@ -34,6 +34,7 @@
 #include "record/recorder.h"
 #include "schedule/schedule.h"
 #include "schedule/step_controller.h"
+#include "telemetry/nvml_library.h"
 #include "telemetry/telemetry_collector.h"
 #include "torch_hooks/profiler_stubs.h"
 #include "trace/trace_builder.h"
@@ -537,6 +538,19 @@ PYBIND11_MODULE(_core, m) {
     return TelemetryCollector::instance().start(options);
   }, py::arg("interval_ns"), py::arg("host"), py::arg("gpu"), py::arg("pcie"), py::arg("nvlink"),
   py::arg("nvml_library"), "Start sampling; returns a message per source that could not be opened.");
+  m.def("nvml_status", [](const std::string& explicit_path) {
+    NvmlStatus status;
+    {
+      py::gil_scoped_release release;
+      status = probe_nvml(explicit_path);
+    }
+    py::dict result;
+    result["available"] = status.available;
+    result["library"] = status.library;
+    result["devices"] = status.devices;
+    result["reason"] = status.reason;
+    return result;
+  }, py::arg("explicit_path"), "Whether libnvidia-ml loads and initialises with a GPU (opened and closed again).");
   m.def("telemetry_stop", [] {
     SamplerReport report;
     {

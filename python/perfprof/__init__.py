@@ -17,7 +17,7 @@ __version__ = "0.1.0"
 
 from . import mstx
 from .activity import ProfilerActivity, supported_activities
-from .cuda import cuda_status
+from .cuda import cuda_status, nvml_status
 from .experimental_config import (
     ExperimentalConfig,
     ExportType,
@@ -47,8 +47,8 @@ def __getattr__(name: str):  # noqa: ANN202 - module attributes loaded on first 
 
 
 __all__ = [
-    "analyse", "ExperimentalConfig", "ExportType", "cuda_status", "GpuMetrics", "ProfilerAction", "ProfilerActivity",
-    "ProfilerLevel", "Schedule", "TraceHandler", "_KinetoProfile", "mstx", "profile",
+    "analyse", "ExperimentalConfig", "ExportType", "cuda_status", "nvml_status", "GpuMetrics", "ProfilerAction",
+    "ProfilerActivity", "ProfilerLevel", "Schedule", "TraceHandler", "_KinetoProfile", "mstx", "profile",
     "record_function", "schedule", "supported_activities", "supported_export_type",
     "supported_gpu_metrics", "supported_profiler_level", "tensorboard_trace_handler",
     "trace_dir_of",

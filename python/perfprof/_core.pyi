@@ -378,6 +378,18 @@ def telemetry_start(interval_ns: int, host: Sequence[str], gpu: bool, pcie: bool
     """Start sampling host groups ("cpu", "mem", "disk", "network") and NVML; returns a message per source that could not be opened."""
 
 @type_check_only
+class NvmlStatus(TypedDict):
+    """Whether GPU telemetry can be sampled, and if not, why (perfprof.cuda.nvml_status)."""
+
+    available: bool
+    library: str
+    devices: int
+    reason: str
+
+def nvml_status(explicit_path: str) -> NvmlStatus:
+    """Whether libnvidia-ml loads and initialises with a GPU (opened and closed again)."""
+
+@type_check_only
 class TelemetryReport(TypedDict):
     """telemetry_stop: what the sampler did (telemetry/sampler.h SamplerReport)."""
 

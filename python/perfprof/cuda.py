@@ -1,4 +1,5 @@
-"""GPU collection through CUPTI: finding libcupti, and what the user can ask about it."""
+"""GPU collection through CUPTI, and GPU telemetry through NVML: finding their libraries, and what
+the user can ask about them."""
 from __future__ import annotations
 
 import importlib.util
@@ -12,6 +13,8 @@ from . import _core
 SONAMES = ("libcupti.so.13", "libcupti.so.12", "libcupti.so")
 LIBRARY_VARIABLE = "PERFPROF_CUPTI_LIBRARY"
 DRIVER_VARIABLE = "PERFPROF_CUDA_DRIVER_LIBRARY"
+# Where libnvidia-ml is looked for (alone, when set); else libnvidia-ml.so.1 from the loader's path.
+NVML_LIBRARY_VARIABLE = "PERFPROF_NVML_LIBRARY"
 
 _lock = threading.Lock()
 _status: Optional[_core.CuptiStatus] = None
@@ -56,3 +59,15 @@ def cupti_candidates() -> List[str]:
 
 def is_available() -> bool:
     return bool(cuda_status()["available"])
+
+
+def nvml_status() -> Dict[str, Any]:
+    """Whether GPU telemetry (``gpu_telemetry``, ``sys_io``, ``sys_interconnection``) can be
+    sampled, and if not, why.
+
+    Returns a dict: ``available`` (bool), ``library`` (the libnvidia-ml location loaded or tried:
+    ``$PERFPROF_NVML_LIBRARY`` when set, else ``libnvidia-ml.so.1`` from the dynamic loader's
+    path), ``devices`` (GPUs NVML reports) and ``reason`` (why not available, "" when it is).
+    NVML is initialised for the question and shut down again.
+    """
+    return dict(_core.nvml_status(os.environ.get(NVML_LIBRARY_VARIABLE, "")))

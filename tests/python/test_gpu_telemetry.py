@@ -3,6 +3,7 @@ double (tests/nvml_double) in child processes: values reach the trace's counter 
 database's GPU tables; a missing or failing libnvidia-ml costs one line and nothing else."""
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import textwrap
@@ -138,3 +139,23 @@ def test_a_query_failing_mid_run_is_reported_once_and_the_rest_is_sampled(tmp_pa
                             "its other counters were sampled"]
     power = query(run["db"], "SELECT count(powerWatts), count(temperatureC) FROM GPU_TELEMETRY")[0]
     assert 0 < power[0] < power[1]  # power until it failed, temperature throughout
+
+
+STATUS = """
+import json, perfprof
+print(json.dumps(perfprof.nvml_status()))
+"""
+
+
+def nvml_status(library: str) -> Dict[str, Any]:
+    result = subprocess.run([sys.executable, "-c", STATUS], env=dict(child_env(), PERFPROF_NVML_LIBRARY=library),
+                            capture_output=True, text=True, timeout=60, check=True)
+    return json.loads(result.stdout)
+
+
+def test_nvml_status_says_whether_gpus_can_be_sampled(tmp_path):
+    assert nvml_status(library_path()) == {"available": True, "library": library_path(), "devices": 1, "reason": ""}
+    missing = str(tmp_path / "libnvidia-ml.so.1")
+    status = nvml_status(missing)
+    assert status["available"] is False and status["devices"] == 0 and status["library"] == missing
+    assert status["reason"].startswith(f"{missing} not found: ")

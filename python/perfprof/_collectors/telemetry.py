@@ -10,10 +10,8 @@ from typing import List
 from .. import _core
 from .._logging import logger, warn_once
 from .._options import ProfilerOptions
+from ..cuda import NVML_LIBRARY_VARIABLE
 from .base import Collection, Collector
-
-# Where libnvidia-ml is looked for first (alone, when set), as PERFPROF_CUPTI_LIBRARY for CUPTI.
-NVML_LIBRARY_VARIABLE = "PERFPROF_NVML_LIBRARY"
 
 # host_sys's groups the sampler reads from /proc ("osrt" is not sampled: docs/api.md says why).
 _SAMPLED_HOST_GROUPS = ("cpu", "mem", "disk", "network")
