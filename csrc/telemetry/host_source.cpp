@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <charconv>
+#include <ctime>
 #include <exception>
 #include <functional>
 #include <map>
@@ -193,12 +194,14 @@ class HostSource::GroupReader {
 
 namespace {
 
-// HostCpuUsage from <root>/stat and ProcessCpuUsage from <root>/<pid>/stat.
+// HostCpuUsage from <root>/stat and ProcessCpuUsage from <root>/<pid>/stat, or, for this
+// process in the real /proc, from its CPU clock.
 class CpuReader : public HostSource::GroupReader {
  public:
   CpuReader(const std::string& root, pid_t pid)
       : stat_(root + "/stat"),
         process_stat_(fmt::format("{}/{}/stat", root, pid)),
+        own_clock_(root == "/proc" && pid == getpid()),
         ticks_per_second_(static_cast<double>(sysconf(_SC_CLK_TCK))),
         process_(global_strings().intern("process")) {
     all_.instance = global_strings().intern("all");
@@ -206,7 +209,11 @@ class CpuReader : public HostSource::GroupReader {
 
   void read(const Tick& tick, std::vector<Reading>& out, std::string& errors) override {
     if (const auto text = stat_.read(tick.now_ns, errors)) read_cores(*text, tick, out);
-    if (const auto text = process_stat_.read(tick.now_ns, errors)) read_process(*text, tick, out);
+    if (own_clock_) {
+      read_own_clock(tick, out);
+    } else if (const auto text = process_stat_.read(tick.now_ns, errors)) {
+      read_process(*text, tick, out);
+    }
   }
 
  private:
@@ -284,13 +291,24 @@ class CpuReader : public HostSource::GroupReader {
     add_rate(out, CounterMetric::ProcessCpuUsage, process_, ticks_per_s, 100.0 / ticks_per_second_);
   }
 
+  // /proc/<pid>/stat counts CPU time in clock ticks (USER_HZ, 100 a second): over a 20 ms sample
+  // a process's usage could only read as 0, 50, 100... %. The process's own CPU clock counts
+  // nanoseconds.
+  void read_own_clock(const Tick& tick, std::vector<Reading>& out) {
+    timespec cpu{};
+    if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu) != 0) return;
+    const uint64_t cpu_ns = static_cast<uint64_t>(cpu.tv_sec) * 1'000'000'000 + static_cast<uint64_t>(cpu.tv_nsec);
+    add_rate(out, CounterMetric::ProcessCpuUsage, process_, process_ticks_.rate(cpu_ns, tick), 100.0 / 1e9);
+  }
+
   ProcFile stat_;
   ProcFile process_stat_;
+  const bool own_clock_;  // this process in the real /proc: its CPU clock, not the stat file
   const double ticks_per_second_;
   const StringId process_;
   Core all_;
   std::vector<Core> cores_;  // by core number
-  Counter process_ticks_;
+  Counter process_ticks_;  // in clock ticks, or in ns from the own clock
 };
 
 // HostMemoryUsed/Available from <root>/meminfo and ProcessMemoryRss from <root>/<pid>/statm:

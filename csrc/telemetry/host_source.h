@@ -16,7 +16,7 @@ namespace perfprof {
 
 // Which groups of counters a HostSource reads (none by default).
 struct HostGroups {
-  bool cpu = false;      // HostCpuUsage per core and "all" (<root>/stat), ProcessCpuUsage (<root>/<pid>/stat)
+  bool cpu = false;      // HostCpuUsage per core and "all" (<root>/stat), ProcessCpuUsage (<root>/<pid>/stat; this process's CPU clock in /proc)
   bool mem = false;      // HostMemoryUsed/Available (<root>/meminfo), ProcessMemoryRss (<root>/<pid>/statm)
   bool disk = false;     // DiskRead/DiskWrite per block device (<root>/diskstats)
   bool network = false;  // NetworkReceive/Transmit per interface (<root>/<pid>/net/dev)

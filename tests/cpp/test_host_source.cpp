@@ -343,5 +343,31 @@ TEST(HostSourceRealProc, ReadsThisMachine) {
   EXPECT_GT(values.at("Network Receive/lo"), 0) << "20 kB were sent over loopback";
 }
 
+int64_t process_cpu_ns() {
+  timespec cpu{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu);
+  return int64_t{cpu.tv_sec} * 1'000'000'000 + cpu.tv_nsec;
+}
+
+// This process's usage comes from its CPU clock, to the nanosecond, not from /proc's 10 ms ticks:
+// a spin of 3.7 ms of CPU reads as that, not as 0% or one tick.
+TEST(HostSourceRealProc, ThisProcessesUsageIsExact) {
+  HostSource host(HostGroups{true, false, false, false});
+  std::vector<Reading> readings;
+  const int64_t cpu_before = process_cpu_ns();
+  const int64_t t0 = now_ns();
+  ASSERT_EQ(host.sample(t0, readings), "");
+  while (process_cpu_ns() - cpu_before < 3'700'000) {
+  }
+  const int64_t t1 = now_ns();
+  readings.clear();
+  ASSERT_EQ(host.sample(t1, readings), "");
+  const int64_t cpu_used = process_cpu_ns() - cpu_before;
+  const double usage = values_of(readings).at("Process CPU Usage/process");
+  // Between the CPU spent up to the spin's end and up to now (both bracket the second read).
+  EXPECT_GE(usage, 100.0 * 3'700'000 / static_cast<double>(t1 - t0) * 0.99);
+  EXPECT_LE(usage, 100.0 * static_cast<double>(cpu_used) / static_cast<double>(t1 - t0));
+}
+
 }  // namespace
 }  // namespace perfprof
