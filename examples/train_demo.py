@@ -63,7 +63,7 @@ def train(out_dir: str, steps: int, keep_capture: bool = False) -> perfprof.Trac
         with_modules=True,
         experimental_config=perfprof.ExperimentalConfig(
             mstx=True, export_type=[perfprof.ExportType.Text, perfprof.ExportType.Db],
-            data_simplification=not keep_capture),
+            host_sys=["cpu", "mem"], data_simplification=not keep_capture),
     ) as prof:
         prof.add_metadata("model", "mlp-256-512-512-10")
         prof.add_metadata_json("hyperparameters", '{"lr": 0.001, "batch_size": 64}')

@@ -1,6 +1,7 @@
 """The quick-start example end to end: run directory, trace structure, HolisticTraceAnalysis."""
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 
@@ -61,6 +62,19 @@ def test_loader_thread_has_its_own_named_track(trace):
     loader_tid = next(tid for tid, name in thread_names.items() if name == "data-loader")
     loads = [e for e in events(trace, "X") if e["tid"] == loader_tid]
     assert loads and all(e["name"].startswith("load batch") and e["args"]["domain"] == "data" for e in loads)
+
+
+def test_host_telemetry_spans_the_recorded_steps(run_dir, trace):
+    steps = [e for e in events(trace, "X") if e["name"].startswith("ProfilerStep#")]
+    begin = min(e["ts"] for e in steps)
+    usage = [e for e in events(trace, "C") if e["name"] == "Process CPU Usage (%)"]
+    # Sampled every 20 ms and at the stop (the demo's two steps take a few ms), none from the warm-up.
+    assert usage and all(begin <= e["ts"] for e in usage)
+    assert all(0 <= e["args"]["process"] <= 100 * (os.cpu_count() or 1) for e in usage)
+    database = os.path.join(run_dir, "PERFPROF_OUTPUT", "perfprof.db")
+    with sqlite3.connect(database) as connection:
+        rows = connection.execute("SELECT count(*), min(processRssBytes) FROM HOST_MEM_USAGE").fetchone()
+    assert rows[0] == len([e for e in events(trace, "C") if e["name"] == "Process RSS (bytes)"]) and rows[1] > 0
 
 
 def test_marks_and_metadata(trace):
