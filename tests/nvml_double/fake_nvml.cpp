@@ -12,11 +12,14 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
+#include <chrono>
 #include <climits>
 #include <cstring>
 #include <map>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <utility>
 
 #include "fake_nvml_control.h"
@@ -75,6 +78,7 @@ Handles numbered_handles() {
 std::mutex g_mutex;
 Settings g_settings;
 int g_init_count = 0;  // the client's, kept by reset
+std::atomic<unsigned int> g_query_delay_us{0};  // added to every device query; reset by fake_nvml_reset
 Handles g_handles = numbered_handles();
 
 using Lock = std::lock_guard<std::mutex>;
@@ -102,6 +106,9 @@ Device* device_of(nvmlDevice_t handle) {
 // A device query: checks what NVML checks, then `answer(device)` fills the outputs.
 template <typename Answer>
 nvmlReturn_t query(const char* function, nvmlDevice_t handle, bool outputs_valid, Answer answer) {
+  // A slow driver (NVML's PCIe throughput waits out a 20 ms window): outside the lock, so the
+  // controls stay quick.
+  if (const unsigned int delay = g_query_delay_us.load()) std::this_thread::sleep_for(std::chrono::microseconds(delay));
   Lock lock(g_mutex);
   if (g_init_count == 0) return NVML_ERROR_UNINITIALIZED;
   Device* device = device_of(handle);
@@ -285,6 +292,7 @@ nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, int valuesCount, nvml
 void fake_nvml_reset(void) {
   Lock lock(g_mutex);
   g_settings = Settings();
+  g_query_delay_us = 0;
 }
 
 void fake_nvml_set_device_count(unsigned int count) {
@@ -320,6 +328,8 @@ void fake_nvml_add_link_traffic(unsigned int device, unsigned int link, unsigned
     d.links[link].tx_kib += tx_kib;
   });
 }
+
+void fake_nvml_set_query_delay_us(unsigned int microseconds) { g_query_delay_us = microseconds; }
 
 void fake_nvml_add_pcie_traffic(unsigned int device, unsigned long long rx_bytes, unsigned long long tx_bytes) {
   change_device(device, [&](Device& d) {

@@ -58,6 +58,10 @@ FAKE_NVML_API void fake_nvml_add_link_traffic(unsigned int device, unsigned int 
                                               unsigned long long rx_kib,
                                               unsigned long long tx_kib);
 
+/* Every device query takes this long before answering (0: none, the default), as a slow driver
+ * does: nvmlDeviceGetPcieThroughput waits out NVML's 20 ms window. */
+FAKE_NVML_API void fake_nvml_set_query_delay_us(unsigned int microseconds);
+
 /* Adds to the device's cumulative PCIe byte counters (NVML_FI_DEV_PCIE_COUNT_RX_BYTES / _TX_BYTES).
  * A device to which no PCIe traffic was added has no such counters: the fields answer
  * NVML_ERROR_NOT_SUPPORTED, as on GPUs before Hopper, and only nvmlDeviceGetPcieThroughput answers. */

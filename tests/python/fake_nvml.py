@@ -29,6 +29,7 @@ fake.fake_nvml_set_device.argtypes = [uint, uint, uint, ull, uint, uint, uint, u
 fake.fake_nvml_set_link_active.argtypes = [uint, uint, ctypes.c_int]
 fake.fake_nvml_add_link_traffic.argtypes = [uint, uint, ull, ull]
 fake.fake_nvml_add_pcie_traffic.argtypes = [uint, ull, ull]
+fake.fake_nvml_set_query_delay_us.argtypes = [uint]
 fake.fake_nvml_fail.argtypes = [ctypes.c_char_p, ctypes.c_int]
 fake.fake_nvml_init_count.argtypes = []
 fake.fake_nvml_init_count.restype = ctypes.c_int

@@ -4,6 +4,7 @@ database's GPU tables; a missing or failing libnvidia-ml costs one line and noth
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import textwrap
@@ -159,3 +160,20 @@ def test_nvml_status_says_whether_gpus_can_be_sampled(tmp_path):
     status = nvml_status(missing)
     assert status["available"] is False and status["devices"] == 0 and status["library"] == missing
     assert status["reason"].startswith(f"{missing} not found: ")
+
+
+def test_samples_a_slow_driver_skips_are_counted_and_reported(tmp_path):
+    # Each NVML query takes 5 ms: a round of 6 queries (30 ms) overruns the 10 ms interval.
+    run = run_child("""
+        fake.fake_nvml_set_query_delay_us(5000)
+        run(ExperimentalConfig(gpu_telemetry=True, sample_interval_ms=10), lambda: time.sleep(0.5))
+    """, tmp_path)
+    (line,) = run["lines"]
+    match = re.fullmatch(r"perfprof: telemetry: (\d+) of (\d+) samples were skipped because reading the counters "
+                         r"took longer than sample_interval_ms \(10 ms\); the rates span the longer intervals\. "
+                         r"A larger sample_interval_ms samples evenly", line)
+    assert match, line
+    skipped, slots = int(match.group(1)), int(match.group(2))
+    assert 0.5 <= skipped / slots < 1
+    taken = len(counters(run["events"], "GPU Power (W)"))
+    assert 0 < taken <= slots - skipped  # warm-up samples are not in the trace

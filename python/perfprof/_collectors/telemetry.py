@@ -53,3 +53,9 @@ class Telemetry(Collector):
         report = _core.telemetry_stop()
         for message in report["messages"]:
             logger.warning("perfprof: telemetry: %s; its other counters were sampled", message)
+        late, taken = report["late_samples"], report["samples"]
+        if late > taken // 10:
+            interval = self.options.experimental_config.sample_interval_ms
+            logger.warning("perfprof: telemetry: %d of %d samples were skipped because reading the counters took "
+                           "longer than sample_interval_ms (%g ms); the rates span the longer intervals. A larger "
+                           "sample_interval_ms samples evenly", late, late + taken, interval)
