@@ -142,12 +142,27 @@ bool CuptiLibrary::bind(void* handle, std::string* missing) {
   resolve(handle, "cuptiActivityEnableLaunchAttributes", &a.ActivityEnableLaunchAttributes);
   resolve(handle, "cuptiActivityEnableAndDump", &a.ActivityEnableAndDump);
   resolve(handle, "cuptiGetStreamIdEx", &a.GetStreamIdEx);
+#define PERFPROF_RESOLVE_OPTIONAL(name) resolve(handle, "cupti" #name, &a.name);
+  PERFPROF_CUPTI_PROFILER_ENTRY_POINTS(PERFPROF_RESOLVE_OPTIONAL)
+#undef PERFPROF_RESOLVE_OPTIONAL
   return true;
 }
 
 std::string CuptiLibrary::describe(CUptiResult result) const {
+  return describe_cupti_result(api_, result);
+}
+
+const char* missing_profiler_entry_point(const CuptiApi& api) {
+#define PERFPROF_RETURN_IF_MISSING(name) \
+  if (!api.name) return "cupti" #name;
+  PERFPROF_CUPTI_PROFILER_ENTRY_POINTS(PERFPROF_RETURN_IF_MISSING)
+#undef PERFPROF_RETURN_IF_MISSING
+  return nullptr;
+}
+
+std::string describe_cupti_result(const CuptiApi& api, CUptiResult result) {
   const char* name = nullptr;
-  if (api_.GetResultString && api_.GetResultString(result, &name) == CUPTI_SUCCESS && name) {
+  if (api.GetResultString && api.GetResultString(result, &name) == CUPTI_SUCCESS && name) {
     return fmt::format("{} ({})", name, static_cast<int>(result));
   }
   return fmt::format("CUPTI error {}", static_cast<int>(result));

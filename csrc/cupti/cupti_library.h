@@ -2,6 +2,10 @@
 // libcupti, loaded at run time: perfprof is never linked against it, so `import perfprof` works
 // on machines without CUDA, and the same wheel works with any CUPTI 12.x/13.x.
 #include <cupti.h>
+#include <cupti_profiler_host.h>
+#include <cupti_profiler_target.h>
+#include <cupti_range_profiler.h>
+#include <cupti_target.h>
 
 #include <cstdint>
 #include <mutex>
@@ -9,6 +13,34 @@
 #include <vector>
 
 namespace perfprof {
+
+// The optional entry points of per-kernel metric collection (range_profiler.h): the Range
+// Profiler API, the Profiler Host API that builds its configuration and evaluates its counters,
+// and the target calls they need. Each takes one params struct, so its type comes from the
+// header's declaration; X(Name) stands for cuptiName. All of them or none are usable: an older
+// libcupti lacks them and still loads for activity collection.
+#define PERFPROF_CUPTI_PROFILER_ENTRY_POINTS(X) \
+  X(ProfilerInitialize)                        \
+  X(ProfilerDeInitialize)                      \
+  X(DeviceGetChipName)                         \
+  X(ProfilerGetCounterAvailability)            \
+  X(ProfilerHostInitialize)                    \
+  X(ProfilerHostDeinitialize)                  \
+  X(ProfilerHostGetBaseMetrics)                \
+  X(ProfilerHostConfigAddMetrics)              \
+  X(ProfilerHostGetConfigImageSize)            \
+  X(ProfilerHostGetConfigImage)                \
+  X(ProfilerHostGetNumOfPasses)                \
+  X(ProfilerHostEvaluateToGpuValues)           \
+  X(RangeProfilerEnable)                       \
+  X(RangeProfilerDisable)                      \
+  X(RangeProfilerGetCounterDataSize)           \
+  X(RangeProfilerCounterDataImageInitialize)   \
+  X(RangeProfilerSetConfig)                    \
+  X(RangeProfilerStart)                        \
+  X(RangeProfilerStop)                         \
+  X(RangeProfilerDecodeData)                   \
+  X(RangeProfilerGetCounterDataInfo)
 
 // The CUPTI entry points perfprof uses. Required ones are non-null once loaded; optional ones
 // (newer CUPTI) may be null.
@@ -33,7 +65,18 @@ struct CuptiApi {
   CUptiResult (*ActivityEnableLaunchAttributes)(uint8_t) = nullptr;
   CUptiResult (*ActivityEnableAndDump)(CUpti_ActivityKind) = nullptr;
   CUptiResult (*GetStreamIdEx)(CUcontext, CUstream, uint8_t, uint32_t*) = nullptr;
+  // Optional, per-kernel metrics (PERFPROF_CUPTI_PROFILER_ENTRY_POINTS).
+#define PERFPROF_CUPTI_API_MEMBER(name) decltype(&::cupti##name) name = nullptr;
+  PERFPROF_CUPTI_PROFILER_ENTRY_POINTS(PERFPROF_CUPTI_API_MEMBER)
+#undef PERFPROF_CUPTI_API_MEMBER
 };
+
+// The first per-kernel metric entry point `api` lacks ("cuptiRangeProfilerEnable"), or nullptr
+// when it has them all.
+const char* missing_profiler_entry_point(const CuptiApi& api);
+
+// "CUPTI_ERROR_X (code)" for messages, also when CUPTI cannot name the code.
+std::string describe_cupti_result(const CuptiApi& api, CUptiResult result);
 
 struct CuptiStatus {
   bool available = false;

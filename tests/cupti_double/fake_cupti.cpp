@@ -6,13 +6,18 @@
 // record does not fit, that buffer is completed and a new one requested; completed buffers are
 // handed to the completion callback on one background worker thread, and cuptiActivityFlushAll
 // hands over the partly filled one on the calling thread. The simulated CUDA calls come from the
-// control API in fake_cupti_control.h.
+// control API in fake_cupti_control.h. Per-kernel metrics (the Profiler Host and Range Profiler
+// APIs) have their own section at the end.
 //
 // Concurrency: all state sits behind one mutex, and no client callback (buffer request, buffer
 // completion, timestamp) is ever called with it held, so clients may call back into the double.
 #include <cupti_activity.h>
+#include <cupti_profiler_host.h>
+#include <cupti_profiler_target.h>
+#include <cupti_range_profiler.h>
 #include <cupti_result.h>
 #include <cupti_runtime_cbid.h>
+#include <cupti_target.h>
 #include <cupti_version.h>
 
 #include <pthread.h>
@@ -20,6 +25,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <bitset>
 #include <condition_variable>
@@ -29,6 +35,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -93,6 +100,11 @@ CUpti_ActivityKind kernel_kind(const KindSet& enabled) {
   }
   return CUPTI_ACTIVITY_KIND_INVALID;  // matches no enabled kind
 }
+
+// The per-kernel metrics section (end of file) sees every simulated launch, and resets with the
+// rest of the double.
+void measure_kernel_launch(uint32_t context, const char* kernel_name);
+void reset_kernel_metrics();
 
 class ScopedFlag {
  public:
@@ -685,6 +697,7 @@ DeviceSpan on_stream(const ApiCall& call, uint32_t device, uint32_t context, uin
 
 uint32_t launch_kernel(const KernelLaunch& launch, uint32_t device, uint32_t context,
                        uint32_t stream, const ApiTiming& api, const WorkTiming& work) {
+  measure_kernel_launch(context, launch.name);
   const DeviceWork kernel = [&](const ApiCall& call, CallRecords& records) {
     const DeviceSpan span = on_stream(call, device, context, stream, work);
     records.add(kernel_record(kernel_kind(records.enabled()), launch, span, call.correlation_id));
@@ -983,11 +996,17 @@ CUptiResult CUPTIAPI cuptiFinalize(void) {
 // --- Control API (fake_cupti_control.h) ------------------------------------------------------
 
 void fake_cupti_reset(void) {
-  control_entry([](FakeCupti& cupti) { cupti.reset(false); });
+  control_entry([](FakeCupti& cupti) {
+    cupti.reset(false);
+    fake_cupti::reset_kernel_metrics();
+  });
 }
 
 void fake_cupti_reset_keeping_callbacks(void) {
-  control_entry([](FakeCupti& cupti) { cupti.reset(true); });
+  control_entry([](FakeCupti& cupti) {
+    cupti.reset(true);
+    fake_cupti::reset_kernel_metrics();
+  });
 }
 
 void fake_cupti_set_version(uint32_t version) {
@@ -1213,3 +1232,786 @@ CUptiResult CUPTIAPI cuptiGetStreamIdEx(CUcontext /*context*/, CUstream stream, 
 
 }  // extern "C"
 
+
+// --- Per-kernel metrics: the Profiler Host and Range Profiler APIs --------------------------
+// Written from cupti_target.h, cupti_profiler_target.h, cupti_profiler_host.h and
+// cupti_range_profiler.h. A CUcontext handle N is the double's context N, the context_id of
+// the fake_cupti_launch_kernel* functions. While a context's range profiler is started, each
+// kernel launched on it is an auto range: ranges are numbered in launch order and hold, for each
+// metric of the configuration, the value fake_cupti_set_kernel_metric gave the kernel's name when
+// it was launched. Config, counter availability and counter data images are byte layouts of the
+// double's own, as opaque to clients as CUPTI's; host and range profiler objects are handles the
+// double looks up, never dereferences.
+
+namespace fake_cupti {
+namespace {
+
+// A params struct is accepted when it is there, its pPriv is NULL as the headers ask, and its
+// structSize covers every field the double reads (`required`); fields past structSize are
+// neither read nor written, which is how CUPTI keeps older clients working.
+template <typename Params>
+bool valid(const Params* params, size_t required) {
+  return params && params->structSize >= required && params->pPriv == nullptr;
+}
+#define FAKE_CUPTI_VALID(params, Type) valid(params, Type##_STRUCT_SIZE)
+
+std::string base_metric_of(const std::string& metric) { return metric.substr(0, metric.find('.')); }
+
+// --- Images ----------------------------------------------------------------------------------
+
+constexpr size_t kMagicSize = 8;
+constexpr char kConfigMagic[kMagicSize] = "FKCONFG";
+constexpr char kAvailabilityMagic[kMagicSize] = "FKAVAIL";
+constexpr char kCounterDataMagic[kMagicSize] = "FKCOUNT";
+
+class ImageWriter {
+ public:
+  void bytes(const void* data, size_t size) {
+    const auto* first = static_cast<const uint8_t*>(data);
+    bytes_.insert(bytes_.end(), first, first + size);
+  }
+  void u32(uint32_t value) { bytes(&value, sizeof(value)); }
+  void text(const std::string& value) {
+    u32(static_cast<uint32_t>(value.size()));
+    bytes(value.data(), value.size());
+  }
+  std::vector<uint8_t>& result() { return bytes_; }
+
+ private:
+  std::vector<uint8_t> bytes_;
+};
+
+// Reads what ImageWriter wrote; any read past the end makes ok() false.
+class ImageReader {
+ public:
+  ImageReader(const uint8_t* data, size_t size) : data_(data), size_(data ? size : 0) {}
+  bool magic(const char (&expected)[kMagicSize]) {
+    return take(kMagicSize) && std::memcmp(data_ + at_ - kMagicSize, expected, kMagicSize) == 0;
+  }
+  uint32_t u32() {
+    uint32_t value = 0;
+    if (take(sizeof(value))) std::memcpy(&value, data_ + at_ - sizeof(value), sizeof(value));
+    return value;
+  }
+  std::string text() {
+    const uint32_t length = u32();
+    if (!take(length)) return {};
+    return std::string(reinterpret_cast<const char*>(data_ + at_ - length), length);
+  }
+  bool ok() const { return ok_; }
+  size_t position() const { return at_; }
+
+ private:
+  bool take(size_t count) {
+    ok_ = ok_ && count <= size_ - at_;
+    if (ok_) at_ += count;
+    return ok_;
+  }
+
+  const uint8_t* data_;
+  size_t size_;
+  size_t at_ = 0;
+  bool ok_ = true;
+};
+
+// A config image: the metrics to collect and the passes they take.
+struct ConfigImage {
+  std::vector<std::string> metrics;
+  uint32_t passes = 1;
+
+  std::vector<uint8_t> bytes() const {
+    ImageWriter out;
+    out.bytes(kConfigMagic, kMagicSize);
+    out.u32(passes);
+    out.u32(static_cast<uint32_t>(metrics.size()));
+    for (const std::string& metric : metrics) out.text(metric);
+    return std::move(out.result());
+  }
+
+  static std::optional<ConfigImage> read(const uint8_t* data, size_t size) {
+    ImageReader in(data, size);
+    ConfigImage image;
+    if (!in.magic(kConfigMagic)) return std::nullopt;
+    image.passes = in.u32();
+    for (uint32_t count = in.u32(); in.ok() && count > 0; --count) image.metrics.push_back(in.text());
+    if (!in.ok()) return std::nullopt;
+    return image;
+  }
+};
+
+// A counter data image: a header (magic, metric count, capacity in ranges, ranges held, the
+// metric names), padded to 8 bytes, then one double per metric per range.
+struct CounterDataLayout {
+  std::vector<std::string> metrics;
+  uint32_t capacity = 0;
+
+  static constexpr size_t kRangesOffset = kMagicSize + 2 * sizeof(uint32_t);
+
+  std::vector<uint8_t> header() const {
+    ImageWriter out;
+    out.bytes(kCounterDataMagic, kMagicSize);
+    out.u32(static_cast<uint32_t>(metrics.size()));
+    out.u32(capacity);
+    out.u32(0);  // ranges held
+    for (const std::string& metric : metrics) out.text(metric);
+    std::vector<uint8_t>& bytes = out.result();
+    bytes.resize(values_offset());
+    return std::move(bytes);
+  }
+  size_t values_offset() const {
+    size_t bytes = kRangesOffset + sizeof(uint32_t);
+    for (const std::string& metric : metrics) bytes += sizeof(uint32_t) + metric.size();
+    return (bytes + 7) / 8 * 8;
+  }
+  size_t size() const { return values_offset() + size_t{capacity} * metrics.size() * sizeof(double); }
+  size_t value_offset(size_t range, size_t metric) const {
+    return values_offset() + (range * metrics.size() + metric) * sizeof(double);
+  }
+
+  // The layout of an image of `size` bytes, and the ranges it holds; nullopt if it is not one.
+  static std::optional<CounterDataLayout> read(const uint8_t* data, size_t size, uint32_t* ranges) {
+    ImageReader in(data, size);
+    CounterDataLayout layout;
+    if (!in.magic(kCounterDataMagic)) return std::nullopt;
+    const uint32_t count = in.u32();
+    layout.capacity = in.u32();
+    *ranges = in.u32();
+    for (uint32_t i = 0; in.ok() && i < count; ++i) layout.metrics.push_back(in.text());
+    if (!in.ok() || layout.size() > size || *ranges > layout.capacity) return std::nullopt;
+    return layout;
+  }
+};
+
+// --- State -----------------------------------------------------------------------------------
+
+// A chip's base metrics, by CUpti_MetricType.
+using ChipMetrics = std::array<std::vector<std::string>, CUPTI_METRIC_TYPE__COUNT>;
+
+struct HostObject {
+  std::string chip;
+  ChipMetrics base_metrics;
+  // What GetBaseMetrics hands out: pointers into base_metrics.
+  std::array<std::vector<const char*>, CUPTI_METRIC_TYPE__COUNT> base_metric_names;
+  std::vector<std::string> config_metrics;  // ConfigAddMetrics', in order, each once
+};
+
+struct RangeProfilerObject {
+  uint32_t context = 0;
+  std::optional<CounterDataLayout> sized;  // by the last GetCounterDataSize
+  // Set by SetConfig.
+  bool configured = false;
+  std::vector<std::string> config_metrics;
+  uint8_t* counter_data = nullptr;
+  CounterDataLayout layout;
+  size_t capacity = 0;  // ranges a window holds: the image's, at most maxRangesPerPass
+  // The window (since SetConfig).
+  bool started = false;
+  size_t ranges = 0;                          // measured, decoded or not
+  std::vector<std::vector<double>> pending;   // measured, not decoded: values per config metric
+  size_t dropped = 0;                         // past capacity, since the last decode
+};
+
+class FakeMetrics {
+ public:
+  void set_device_chip(uint32_t device, const char* chip);
+  void add_chip_metric(const char* chip, int type, const char* base_metric);
+  void set_kernel_metric(const char* kernel, const char* metric, double value);
+  void set_metrics_per_pass(size_t count);
+  void last_config(int* range, int* replay, size_t* max_ranges_per_pass);
+  void objects(int* initialized, size_t* hosts, size_t* range_profilers);
+  void kernel_launched(uint32_t context, const char* kernel);
+  void reset();
+
+  CUptiResult initialize(CUpti_Profiler_Initialize_Params* p);
+  CUptiResult deinitialize(CUpti_Profiler_DeInitialize_Params* p);
+  CUptiResult chip_name(CUpti_Device_GetChipName_Params* p);
+  CUptiResult counter_availability(CUpti_Profiler_GetCounterAvailability_Params* p);
+  CUptiResult host_initialize(CUpti_Profiler_Host_Initialize_Params* p);
+  CUptiResult host_deinitialize(CUpti_Profiler_Host_Deinitialize_Params* p);
+  CUptiResult base_metrics(CUpti_Profiler_Host_GetBaseMetrics_Params* p);
+  CUptiResult add_metrics(CUpti_Profiler_Host_ConfigAddMetrics_Params* p);
+  CUptiResult config_image_size(CUpti_Profiler_Host_GetConfigImageSize_Params* p);
+  CUptiResult config_image(CUpti_Profiler_Host_GetConfigImage_Params* p);
+  CUptiResult passes(CUpti_Profiler_Host_GetNumOfPasses_Params* p);
+  CUptiResult evaluate(CUpti_Profiler_Host_EvaluateToGpuValues_Params* p);
+  CUptiResult enable(CUpti_RangeProfiler_Enable_Params* p);
+  CUptiResult disable(CUpti_RangeProfiler_Disable_Params* p);
+  CUptiResult counter_data_size(CUpti_RangeProfiler_GetCounterDataSize_Params* p);
+  CUptiResult counter_data_initialize(CUpti_RangeProfiler_CounterDataImage_Initialize_Params* p);
+  CUptiResult set_config(CUpti_RangeProfiler_SetConfig_Params* p);
+  CUptiResult start(CUpti_RangeProfiler_Start_Params* p);
+  CUptiResult stop(CUpti_RangeProfiler_Stop_Params* p);
+  CUptiResult decode(CUpti_RangeProfiler_DecodeData_Params* p);
+  CUptiResult counter_data_info(CUpti_RangeProfiler_GetCounterDataInfo_Params* p);
+
+ private:
+  using Lock = std::lock_guard<std::mutex>;
+
+  HostObject* host(CUpti_Profiler_Host_Object* handle);
+  RangeProfilerObject* range_profiler(CUpti_RangeProfiler_Object* handle);
+  bool chip_has(const std::string& chip, const std::string& metric) const;
+  uint32_t passes_for(size_t metric_count) const;
+
+  std::mutex mutex_;
+  bool initialized_ = false;  // cuptiProfilerInitialize'd
+  std::map<uint32_t, std::string> device_chips_;
+  std::map<std::string, ChipMetrics> chips_;
+  std::map<std::string, std::map<std::string, double>> kernel_values_;  // kernel -> metric -> value
+  size_t metrics_per_pass_ = 0;                                          // 0: all in one pass
+  int last_range_ = 0;
+  int last_replay_ = 0;
+  size_t last_max_ranges_per_pass_ = 0;
+  std::map<const void*, std::unique_ptr<HostObject>> hosts_;
+  std::map<const void*, std::unique_ptr<RangeProfilerObject>> range_profilers_;
+};
+
+FakeMetrics& kernel_metrics() {
+  static FakeMetrics instance;
+  return instance;
+}
+
+void measure_kernel_launch(uint32_t context, const char* kernel_name) {
+  kernel_metrics().kernel_launched(context, kernel_name);
+}
+
+void reset_kernel_metrics() { kernel_metrics().reset(); }
+
+// --- Controls --------------------------------------------------------------------------------
+
+void FakeMetrics::set_device_chip(uint32_t device, const char* chip) {
+  Lock lock(mutex_);
+  device_chips_[device] = chip;
+}
+
+void FakeMetrics::add_chip_metric(const char* chip, int type, const char* base_metric) {
+  if (type < 0 || type >= CUPTI_METRIC_TYPE__COUNT) return;
+  Lock lock(mutex_);
+  chips_[chip][type].emplace_back(base_metric);
+}
+
+void FakeMetrics::set_kernel_metric(const char* kernel, const char* metric, double value) {
+  Lock lock(mutex_);
+  kernel_values_[kernel][metric] = value;
+}
+
+void FakeMetrics::set_metrics_per_pass(size_t count) {
+  Lock lock(mutex_);
+  metrics_per_pass_ = count;
+}
+
+void FakeMetrics::last_config(int* range, int* replay, size_t* max_ranges_per_pass) {
+  Lock lock(mutex_);
+  if (range) *range = last_range_;
+  if (replay) *replay = last_replay_;
+  if (max_ranges_per_pass) *max_ranges_per_pass = last_max_ranges_per_pass_;
+}
+
+void FakeMetrics::objects(int* initialized, size_t* hosts, size_t* range_profilers) {
+  Lock lock(mutex_);
+  if (initialized) *initialized = initialized_ ? 1 : 0;
+  if (hosts) *hosts = hosts_.size();
+  if (range_profilers) *range_profilers = range_profilers_.size();
+}
+
+// Past the window's capacity a kernel is not measured, only counted: DecodeData reports it.
+void FakeMetrics::kernel_launched(uint32_t context, const char* kernel) {
+  Lock lock(mutex_);
+  for (auto& [handle, profiler] : range_profilers_) {
+    if (profiler->context != context || !profiler->started) continue;
+    if (profiler->ranges >= profiler->capacity) {
+      ++profiler->dropped;
+      continue;
+    }
+    const auto known = kernel_values_.find(kernel ? kernel : "");
+    std::vector<double> values;
+    for (const std::string& metric : profiler->config_metrics) {
+      double value = 0;
+      if (known != kernel_values_.end()) {
+        const auto found = known->second.find(metric);
+        if (found != known->second.end()) value = found->second;
+      }
+      values.push_back(value);
+    }
+    profiler->pending.push_back(std::move(values));
+    ++profiler->ranges;
+  }
+}
+
+void FakeMetrics::reset() {
+  Lock lock(mutex_);
+  initialized_ = false;
+  device_chips_.clear();
+  chips_.clear();
+  kernel_values_.clear();
+  metrics_per_pass_ = 0;
+  last_range_ = last_replay_ = 0;
+  last_max_ranges_per_pass_ = 0;
+  hosts_.clear();
+  range_profilers_.clear();
+}
+
+// --- Lookups ---------------------------------------------------------------------------------
+
+HostObject* FakeMetrics::host(CUpti_Profiler_Host_Object* handle) {
+  const auto found = hosts_.find(handle);
+  return found == hosts_.end() ? nullptr : found->second.get();
+}
+
+RangeProfilerObject* FakeMetrics::range_profiler(CUpti_RangeProfiler_Object* handle) {
+  const auto found = range_profilers_.find(handle);
+  return found == range_profilers_.end() ? nullptr : found->second.get();
+}
+
+bool FakeMetrics::chip_has(const std::string& chip, const std::string& metric) const {
+  const auto known = chips_.find(chip);
+  if (known == chips_.end()) return false;
+  const std::string base = base_metric_of(metric);
+  for (const auto& of_type : known->second) {
+    if (std::find(of_type.begin(), of_type.end(), base) != of_type.end()) return true;
+  }
+  return false;
+}
+
+uint32_t FakeMetrics::passes_for(size_t metric_count) const {
+  if (metrics_per_pass_ == 0 || metric_count == 0) return 1;
+  return static_cast<uint32_t>((metric_count + metrics_per_pass_ - 1) / metrics_per_pass_);
+}
+
+// --- Target: initialisation, chip, counter availability --------------------------------------
+
+CUptiResult FakeMetrics::initialize(CUpti_Profiler_Initialize_Params* p) {
+  if (!FAKE_CUPTI_VALID(p, CUpti_Profiler_Initialize_Params)) return CUPTI_ERROR_INVALID_PARAMETER;
+  Lock lock(mutex_);
+  initialized_ = true;
+  return CUPTI_SUCCESS;
+}
+
+CUptiResult FakeMetrics::deinitialize(CUpti_Profiler_DeInitialize_Params* p) {
+  if (!FAKE_CUPTI_VALID(p, CUpti_Profiler_DeInitialize_Params)) return CUPTI_ERROR_INVALID_PARAMETER;
+  Lock lock(mutex_);
+  initialized_ = false;
+  return CUPTI_SUCCESS;
+}
+
+CUptiResult FakeMetrics::chip_name(CUpti_Device_GetChipName_Params* p) {
+  if (!FAKE_CUPTI_VALID(p, CUpti_Device_GetChipName_Params)) return CUPTI_ERROR_INVALID_PARAMETER;
+  Lock lock(mutex_);
+  if (!initialized_) return CUPTI_ERROR_NOT_INITIALIZED;
+  const auto found = device_chips_.find(static_cast<uint32_t>(p->deviceIndex));
+  if (found == device_chips_.end()) return CUPTI_ERROR_INVALID_DEVICE;
+  p->pChipName = found->second.c_str();
+  return CUPTI_SUCCESS;
+}
+
+// Size query with a NULL image, then the image: the double's holds only its magic and context.
+CUptiResult FakeMetrics::counter_availability(CUpti_Profiler_GetCounterAvailability_Params* p) {
+  if (!FAKE_CUPTI_VALID(p, CUpti_Profiler_GetCounterAvailability_Params)) {
+    return CUPTI_ERROR_INVALID_PARAMETER;
+  }
+  Lock lock(mutex_);
+  if (!initialized_) return CUPTI_ERROR_NOT_INITIALIZED;
+  if (!p->ctx) return CUPTI_ERROR_INVALID_CONTEXT;
+  ImageWriter out;
+  out.bytes(kAvailabilityMagic, kMagicSize);
+  out.u32(static_cast<uint32_t>(reinterpret_cast<uintptr_t>(p->ctx)));
+  const std::vector<uint8_t>& image = out.result();
+  if (p->pCounterAvailabilityImage) {
+    if (p->counterAvailabilityImageSize < image.size()) return CUPTI_ERROR_INVALID_PARAMETER;
+    std::memcpy(p->pCounterAvailabilityImage, image.data(), image.size());
+  }
+  p->counterAvailabilityImageSize = image.size();
+  return CUPTI_SUCCESS;
+}
+
+// --- Host: objects, base metrics, configuration, evaluation ----------------------------------
+
+// Only the range profiler is modelled (not PM sampling). pSinglePassMetricSetName, the last
+// field, is not read, so a structSize ending at pHostObject is enough.
+CUptiResult FakeMetrics::host_initialize(CUpti_Profiler_Host_Initialize_Params* p) {
+  if (!valid(p, CUPTI_PROFILER_STRUCT_SIZE(CUpti_Profiler_Host_Initialize_Params, pHostObject))) {
+    return CUPTI_ERROR_INVALID_PARAMETER;
+  }
+  if (p->profilerType != CUPTI_PROFILER_TYPE_RANGE_PROFILER) return CUPTI_ERROR_NOT_SUPPORTED;
+  if (p->pCounterAvailabilityImage) {
+    ImageReader in(p->pCounterAvailabilityImage, kMagicSize);
+    if (!in.magic(kAvailabilityMagic)) return CUPTI_ERROR_INVALID_PARAMETER;
+  }
+  Lock lock(mutex_);
+  const auto chip = chips_.find(p->pChipName ? p->pChipName : "");
+  if (chip == chips_.end()) return CUPTI_ERROR_INVALID_CHIP_NAME;
+  auto object = std::make_unique<HostObject>();
+  object->chip = chip->first;
+  object->base_metrics = chip->second;
+  for (int type = 0; type < CUPTI_METRIC_TYPE__COUNT; ++type) {
+    for (const std::string& name : object->base_metrics[type]) {
+      object->base_metric_names[type].push_back(name.c_str());
+    }
+  }
+  p->pHostObject = reinterpret_cast<CUpti_Profiler_Host_Object*>(object.get());
+  hosts_.emplace(object.get(), std::move(object));
+  return CUPTI_SUCCESS;
+}
+
+CUptiResult FakeMetrics::host_deinitialize(CUpti_Profiler_Host_Deinitialize_Params* p) {
+  if (!FAKE_CUPTI_VALID(p, CUpti_Profiler_Host_Deinitialize_Params)) {
+    return CUPTI_ERROR_INVALID_PARAMETER;
+  }
+  Lock lock(mutex_);
+  return hosts_.erase(p->pHostObject) ? CUPTI_SUCCESS : CUPTI_ERROR_INVALID_PARAMETER;
+}
+
+CUptiResult FakeMetrics::base_metrics(CUpti_Profiler_Host_GetBaseMetrics_Params* p) {
+  if (!FAKE_CUPTI_VALID(p, CUpti_Profiler_Host_GetBaseMetrics_Params)) {
+    return CUPTI_ERROR_INVALID_PARAMETER;
+  }
+  Lock lock(mutex_);
+  HostObject* object = host(p->pHostObject);
+  if (!object || p->metricType < 0 || p->metricType >= CUPTI_METRIC_TYPE__COUNT) {
+    return CUPTI_ERROR_INVALID_PARAMETER;
+  }
+  std::vector<const char*>& names = object->base_metric_names[p->metricType];
+  p->ppMetricNames = names.data();
+  p->numMetrics = names.size();
+  return CUPTI_SUCCESS;
+}
+
+// All the metrics or none: one the chip lacks refuses the call.
+CUptiResult FakeMetrics::add_metrics(CUpti_Profiler_Host_ConfigAddMetrics_Params* p) {
+  if (!FAKE_CUPTI_VALID(p, CUpti_Profiler_Host_ConfigAddMetrics_Params) ||
+      (p->numMetrics > 0 && !p->ppMetricNames)) {
+    return CUPTI_ERROR_INVALID_PARAMETER;
+  }
+  Lock lock(mutex_);
+  HostObject* object = host(p->pHostObject);
+  if (!object) return CUPTI_ERROR_INVALID_PARAMETER;
+  for (size_t i = 0; i < p->numMetrics; ++i) {
+    if (!p->ppMetricNames[i] || !chip_has(object->chip, p->ppMetricNames[i])) {
+      return CUPTI_ERROR_INVALID_METRIC_NAME;
+    }
+  }
+  auto& config = object->config_metrics;
+  for (size_t i = 0; i < p->numMetrics; ++i) {
+    if (std::find(config.begin(), config.end(), p->ppMetricNames[i]) == config.end()) {
+      config.emplace_back(p->ppMetricNames[i]);
+    }
+  }
+  return CUPTI_SUCCESS;
+}
+
+CUptiResult FakeMetrics::config_image_size(CUpti_Profiler_Host_GetConfigImageSize_Params* p) {
+  if (!FAKE_CUPTI_VALID(p, CUpti_Profiler_Host_GetConfigImageSize_Params)) {
+    return CUPTI_ERROR_INVALID_PARAMETER;
+  }
+  Lock lock(mutex_);
+  HostObject* object = host(p->pHostObject);
+  if (!object) return CUPTI_ERROR_INVALID_PARAMETER;
+  p->configImageSize =
+      ConfigImage{object->config_metrics, passes_for(object->config_metrics.size())}.bytes().size();
+  return CUPTI_SUCCESS;
+}
+
+CUptiResult FakeMetrics::config_image(CUpti_Profiler_Host_GetConfigImage_Params* p) {
+  if (!FAKE_CUPTI_VALID(p, CUpti_Profiler_Host_GetConfigImage_Params) || !p->pConfigImage) {
+    return CUPTI_ERROR_INVALID_PARAMETER;
+  }
+  Lock lock(mutex_);
+  HostObject* object = host(p->pHostObject);
+  if (!object) return CUPTI_ERROR_INVALID_PARAMETER;
+  const std::vector<uint8_t> image =
+      ConfigImage{object->config_metrics, passes_for(object->config_metrics.size())}.bytes();
+  if (p->configImageSize < image.size()) return CUPTI_ERROR_INVALID_PARAMETER;
+  std::memcpy(p->pConfigImage, image.data(), image.size());
+  return CUPTI_SUCCESS;
+}
+
+CUptiResult FakeMetrics::passes(CUpti_Profiler_Host_GetNumOfPasses_Params* p) {
+  if (!FAKE_CUPTI_VALID(p, CUpti_Profiler_Host_GetNumOfPasses_Params)) {
+    return CUPTI_ERROR_INVALID_PARAMETER;
+  }
+  const auto image = ConfigImage::read(p->pConfigImage, p->configImageSize);
+  if (!image) return CUPTI_ERROR_INVALID_PARAMETER;
+  p->numOfPasses = image->passes;
+  return CUPTI_SUCCESS;
+}
+
+CUptiResult FakeMetrics::evaluate(CUpti_Profiler_Host_EvaluateToGpuValues_Params* p) {
+  if (!FAKE_CUPTI_VALID(p, CUpti_Profiler_Host_EvaluateToGpuValues_Params) ||
+      (p->numMetrics > 0 && (!p->ppMetricNames || !p->pMetricValues))) {
+    return CUPTI_ERROR_INVALID_PARAMETER;
+  }
+  Lock lock(mutex_);
+  HostObject* object = host(p->pHostObject);
+  uint32_t ranges = 0;
+  const auto layout = CounterDataLayout::read(p->pCounterDataImage, p->counterDataImageSize, &ranges);
+  if (!object || !layout || p->rangeIndex >= ranges) return CUPTI_ERROR_INVALID_PARAMETER;
+  for (size_t i = 0; i < p->numMetrics; ++i) {
+    const char* name = p->ppMetricNames[i];
+    const auto& metrics = layout->metrics;
+    const auto found = name ? std::find(metrics.begin(), metrics.end(), name) : metrics.end();
+    if (found == metrics.end() || !chip_has(object->chip, name)) return CUPTI_ERROR_INVALID_METRIC_NAME;
+    const auto metric = static_cast<size_t>(found - metrics.begin());
+    const size_t offset = layout->value_offset(p->rangeIndex, metric);
+    std::memcpy(&p->pMetricValues[i], p->pCounterDataImage + offset, sizeof(double));
+  }
+  return CUPTI_SUCCESS;
+}
+
+// --- Range profiler ----------------------------------------------------------------------------
+
+// One range profiler per context (the double's reading: one profiling session per context).
+// cacheControlMode (CUDA 13.4), the last field, is not read: a structSize ending at
+// pRangeProfilerObject is enough.
+CUptiResult FakeMetrics::enable(CUpti_RangeProfiler_Enable_Params* p) {
+  if (!valid(p, CUPTI_PROFILER_STRUCT_SIZE(CUpti_RangeProfiler_Enable_Params, pRangeProfilerObject)) ||
+      !p->ctx) {
+    return CUPTI_ERROR_INVALID_PARAMETER;
+  }
+  Lock lock(mutex_);
+  if (!initialized_) return CUPTI_ERROR_NOT_INITIALIZED;
+  const auto context = static_cast<uint32_t>(reinterpret_cast<uintptr_t>(p->ctx));
+  for (const auto& [handle, profiler] : range_profilers_) {
+    if (profiler->context == context) return CUPTI_ERROR_INVALID_OPERATION;
+  }
+  auto object = std::make_unique<RangeProfilerObject>();
+  object->context = context;
+  p->pRangeProfilerObject = reinterpret_cast<CUpti_RangeProfiler_Object*>(object.get());
+  range_profilers_.emplace(object.get(), std::move(object));
+  return CUPTI_SUCCESS;
+}
+
+CUptiResult FakeMetrics::disable(CUpti_RangeProfiler_Disable_Params* p) {
+  if (!FAKE_CUPTI_VALID(p, CUpti_RangeProfiler_Disable_Params)) return CUPTI_ERROR_INVALID_PARAMETER;
+  Lock lock(mutex_);
+  return range_profilers_.erase(p->pRangeProfilerObject) ? CUPTI_SUCCESS
+                                                         : CUPTI_ERROR_INVALID_PARAMETER;
+}
+
+CUptiResult FakeMetrics::counter_data_size(CUpti_RangeProfiler_GetCounterDataSize_Params* p) {
+  if (!FAKE_CUPTI_VALID(p, CUpti_RangeProfiler_GetCounterDataSize_Params) || !p->pMetricNames ||
+      p->numMetrics == 0 || p->maxNumOfRanges == 0 || p->maxNumOfRanges > UINT32_MAX ||
+      p->maxNumRangeTreeNodes < p->maxNumOfRanges) {
+    return CUPTI_ERROR_INVALID_PARAMETER;
+  }
+  Lock lock(mutex_);
+  RangeProfilerObject* object = range_profiler(p->pRangeProfilerObject);
+  if (!object) return CUPTI_ERROR_INVALID_PARAMETER;
+  CounterDataLayout layout;
+  for (size_t i = 0; i < p->numMetrics; ++i) {
+    if (!p->pMetricNames[i]) return CUPTI_ERROR_INVALID_PARAMETER;
+    layout.metrics.emplace_back(p->pMetricNames[i]);
+  }
+  layout.capacity = static_cast<uint32_t>(p->maxNumOfRanges);
+  p->counterDataSize = layout.size();
+  object->sized = std::move(layout);
+  return CUPTI_SUCCESS;
+}
+
+// The image must have the size GetCounterDataSize gave; it is then empty.
+CUptiResult FakeMetrics::counter_data_initialize(
+    CUpti_RangeProfiler_CounterDataImage_Initialize_Params* p) {
+  if (!FAKE_CUPTI_VALID(p, CUpti_RangeProfiler_CounterDataImage_Initialize_Params) ||
+      !p->pCounterData) {
+    return CUPTI_ERROR_INVALID_PARAMETER;
+  }
+  Lock lock(mutex_);
+  RangeProfilerObject* object = range_profiler(p->pRangeProfilerObject);
+  if (!object || !object->sized || p->counterDataSize != object->sized->size()) {
+    return CUPTI_ERROR_INVALID_PARAMETER;
+  }
+  const std::vector<uint8_t> header = object->sized->header();
+  std::memset(p->pCounterData, 0, p->counterDataSize);
+  std::memcpy(p->pCounterData, header.data(), header.size());
+  return CUPTI_SUCCESS;
+}
+
+// Auto ranges only, with one nesting level as the header asks. The double replays kernels
+// (kernel replay) for any number of passes; user replay only needs none, so it takes one pass.
+CUptiResult FakeMetrics::set_config(CUpti_RangeProfiler_SetConfig_Params* p) {
+  if (!FAKE_CUPTI_VALID(p, CUpti_RangeProfiler_SetConfig_Params) || !p->pCounterDataImage ||
+      p->maxRangesPerPass == 0) {
+    return CUPTI_ERROR_INVALID_PARAMETER;
+  }
+  const auto config = ConfigImage::read(p->pConfig, p->configSize);
+  uint32_t ranges = 0;
+  const auto layout = CounterDataLayout::read(p->pCounterDataImage, p->counterDataImageSize, &ranges);
+  if (!config || !layout) return CUPTI_ERROR_INVALID_PARAMETER;
+  for (const std::string& metric : config->metrics) {
+    if (std::find(layout->metrics.begin(), layout->metrics.end(), metric) == layout->metrics.end()) {
+      return CUPTI_ERROR_INVALID_PARAMETER;  // the image has no room for its values
+    }
+  }
+  if (p->range != CUPTI_AutoRange) return CUPTI_ERROR_NOT_SUPPORTED;
+  if (p->numNestingLevels != 1) return CUPTI_ERROR_INVALID_PARAMETER;
+  const bool replays = p->replayMode == CUPTI_KernelReplay ||
+                       (p->replayMode == CUPTI_UserReplay && config->passes == 1);
+  if (!replays) return CUPTI_ERROR_NOT_SUPPORTED;
+  Lock lock(mutex_);
+  RangeProfilerObject* object = range_profiler(p->pRangeProfilerObject);
+  if (!object) return CUPTI_ERROR_INVALID_PARAMETER;
+  if (object->started) return CUPTI_ERROR_INVALID_OPERATION;
+  object->configured = true;
+  object->config_metrics = config->metrics;
+  object->counter_data = p->pCounterDataImage;
+  object->layout = *layout;
+  object->capacity = std::min<size_t>(layout->capacity, p->maxRangesPerPass);
+  object->ranges = ranges;
+  object->pending.clear();
+  object->dropped = 0;
+  last_range_ = p->range;
+  last_replay_ = p->replayMode;
+  last_max_ranges_per_pass_ = p->maxRangesPerPass;
+  return CUPTI_SUCCESS;
+}
+
+CUptiResult FakeMetrics::start(CUpti_RangeProfiler_Start_Params* p) {
+  if (!FAKE_CUPTI_VALID(p, CUpti_RangeProfiler_Start_Params)) return CUPTI_ERROR_INVALID_PARAMETER;
+  Lock lock(mutex_);
+  RangeProfilerObject* object = range_profiler(p->pRangeProfilerObject);
+  if (!object) return CUPTI_ERROR_INVALID_PARAMETER;
+  if (!object->configured || object->started) return CUPTI_ERROR_INVALID_OPERATION;
+  object->started = true;
+  return CUPTI_SUCCESS;
+}
+
+// Every pass ran inside each launch (kernel replay) or one was all there was.
+CUptiResult FakeMetrics::stop(CUpti_RangeProfiler_Stop_Params* p) {
+  if (!FAKE_CUPTI_VALID(p, CUpti_RangeProfiler_Stop_Params)) return CUPTI_ERROR_INVALID_PARAMETER;
+  Lock lock(mutex_);
+  RangeProfilerObject* object = range_profiler(p->pRangeProfilerObject);
+  if (!object) return CUPTI_ERROR_INVALID_PARAMETER;
+  if (!object->started) return CUPTI_ERROR_INVALID_OPERATION;
+  object->started = false;
+  p->passIndex = 0;
+  p->targetNestingLevel = 1;
+  p->isAllPassSubmitted = 1;
+  return CUPTI_SUCCESS;
+}
+
+// Writes the ranges measured since the last decode into the image SetConfig named.
+CUptiResult FakeMetrics::decode(CUpti_RangeProfiler_DecodeData_Params* p) {
+  if (!FAKE_CUPTI_VALID(p, CUpti_RangeProfiler_DecodeData_Params)) {
+    return CUPTI_ERROR_INVALID_PARAMETER;
+  }
+  Lock lock(mutex_);
+  RangeProfilerObject* object = range_profiler(p->pRangeProfilerObject);
+  if (!object) return CUPTI_ERROR_INVALID_PARAMETER;
+  if (!object->configured || object->started) return CUPTI_ERROR_INVALID_OPERATION;
+  const CounterDataLayout& layout = object->layout;
+  const size_t first = object->ranges - object->pending.size();
+  for (size_t i = 0; i < object->pending.size(); ++i) {
+    const std::vector<double>& values = object->pending[i];
+    for (size_t m = 0; m < object->config_metrics.size(); ++m) {
+      const auto slot =
+          std::find(layout.metrics.begin(), layout.metrics.end(), object->config_metrics[m]);
+      const auto metric = static_cast<size_t>(slot - layout.metrics.begin());
+      const size_t offset = layout.value_offset(first + i, metric);
+      std::memcpy(object->counter_data + offset, &values[m], sizeof(double));
+    }
+  }
+  const auto held = static_cast<uint32_t>(object->ranges);
+  std::memcpy(object->counter_data + CounterDataLayout::kRangesOffset, &held, sizeof(held));
+  object->pending.clear();
+  p->numOfRangeDropped = std::exchange(object->dropped, 0);
+  return CUPTI_SUCCESS;
+}
+
+CUptiResult FakeMetrics::counter_data_info(CUpti_RangeProfiler_GetCounterDataInfo_Params* p) {
+  if (!FAKE_CUPTI_VALID(p, CUpti_RangeProfiler_GetCounterDataInfo_Params)) {
+    return CUPTI_ERROR_INVALID_PARAMETER;
+  }
+  uint32_t ranges = 0;
+  if (!CounterDataLayout::read(p->pCounterDataImage, p->counterDataImageSize, &ranges)) {
+    return CUPTI_ERROR_INVALID_PARAMETER;
+  }
+  p->numTotalRanges = ranges;
+  return CUPTI_SUCCESS;
+}
+
+#undef FAKE_CUPTI_VALID
+
+}  // namespace
+}  // namespace fake_cupti
+
+extern "C" {
+
+// Each entry point hands its params to the FakeMetrics method of the same purpose.
+#define FAKE_CUPTI_METRICS_ENTRY(function, Params, method)   \
+  CUptiResult CUPTIAPI function(Params* pParams) {           \
+    return cupti_entry(__func__, [&](FakeCupti&) {           \
+      return fake_cupti::kernel_metrics().method(pParams);   \
+    });                                                      \
+  }
+
+FAKE_CUPTI_METRICS_ENTRY(cuptiProfilerInitialize, CUpti_Profiler_Initialize_Params, initialize)
+FAKE_CUPTI_METRICS_ENTRY(cuptiProfilerDeInitialize, CUpti_Profiler_DeInitialize_Params, deinitialize)
+FAKE_CUPTI_METRICS_ENTRY(cuptiDeviceGetChipName, CUpti_Device_GetChipName_Params, chip_name)
+FAKE_CUPTI_METRICS_ENTRY(cuptiProfilerGetCounterAvailability,
+                         CUpti_Profiler_GetCounterAvailability_Params, counter_availability)
+FAKE_CUPTI_METRICS_ENTRY(cuptiProfilerHostInitialize, CUpti_Profiler_Host_Initialize_Params,
+                         host_initialize)
+FAKE_CUPTI_METRICS_ENTRY(cuptiProfilerHostDeinitialize, CUpti_Profiler_Host_Deinitialize_Params,
+                         host_deinitialize)
+FAKE_CUPTI_METRICS_ENTRY(cuptiProfilerHostGetBaseMetrics, CUpti_Profiler_Host_GetBaseMetrics_Params,
+                         base_metrics)
+FAKE_CUPTI_METRICS_ENTRY(cuptiProfilerHostConfigAddMetrics,
+                         CUpti_Profiler_Host_ConfigAddMetrics_Params, add_metrics)
+FAKE_CUPTI_METRICS_ENTRY(cuptiProfilerHostGetConfigImageSize,
+                         CUpti_Profiler_Host_GetConfigImageSize_Params, config_image_size)
+FAKE_CUPTI_METRICS_ENTRY(cuptiProfilerHostGetConfigImage, CUpti_Profiler_Host_GetConfigImage_Params,
+                         config_image)
+FAKE_CUPTI_METRICS_ENTRY(cuptiProfilerHostGetNumOfPasses, CUpti_Profiler_Host_GetNumOfPasses_Params,
+                         passes)
+FAKE_CUPTI_METRICS_ENTRY(cuptiProfilerHostEvaluateToGpuValues,
+                         CUpti_Profiler_Host_EvaluateToGpuValues_Params, evaluate)
+FAKE_CUPTI_METRICS_ENTRY(cuptiRangeProfilerEnable, CUpti_RangeProfiler_Enable_Params, enable)
+FAKE_CUPTI_METRICS_ENTRY(cuptiRangeProfilerDisable, CUpti_RangeProfiler_Disable_Params, disable)
+FAKE_CUPTI_METRICS_ENTRY(cuptiRangeProfilerGetCounterDataSize,
+                         CUpti_RangeProfiler_GetCounterDataSize_Params, counter_data_size)
+FAKE_CUPTI_METRICS_ENTRY(cuptiRangeProfilerCounterDataImageInitialize,
+                         CUpti_RangeProfiler_CounterDataImage_Initialize_Params,
+                         counter_data_initialize)
+FAKE_CUPTI_METRICS_ENTRY(cuptiRangeProfilerSetConfig, CUpti_RangeProfiler_SetConfig_Params,
+                         set_config)
+FAKE_CUPTI_METRICS_ENTRY(cuptiRangeProfilerStart, CUpti_RangeProfiler_Start_Params, start)
+FAKE_CUPTI_METRICS_ENTRY(cuptiRangeProfilerStop, CUpti_RangeProfiler_Stop_Params, stop)
+FAKE_CUPTI_METRICS_ENTRY(cuptiRangeProfilerDecodeData, CUpti_RangeProfiler_DecodeData_Params, decode)
+FAKE_CUPTI_METRICS_ENTRY(cuptiRangeProfilerGetCounterDataInfo,
+                         CUpti_RangeProfiler_GetCounterDataInfo_Params, counter_data_info)
+#undef FAKE_CUPTI_METRICS_ENTRY
+
+void fake_cupti_set_device_chip(uint32_t device, const char* chip_name) {
+  if (!chip_name) return;
+  control_entry([&](FakeCupti&) { fake_cupti::kernel_metrics().set_device_chip(device, chip_name); });
+}
+
+void fake_cupti_add_chip_metric(const char* chip_name, int metric_type, const char* base_metric) {
+  if (!chip_name || !base_metric) return;
+  control_entry([&](FakeCupti&) {
+    fake_cupti::kernel_metrics().add_chip_metric(chip_name, metric_type, base_metric);
+  });
+}
+
+void fake_cupti_set_kernel_metric(const char* kernel_name, const char* metric, double value) {
+  if (!kernel_name || !metric) return;
+  control_entry([&](FakeCupti&) {
+    fake_cupti::kernel_metrics().set_kernel_metric(kernel_name, metric, value);
+  });
+}
+
+void fake_cupti_set_metrics_per_pass(size_t count) {
+  control_entry([&](FakeCupti&) { fake_cupti::kernel_metrics().set_metrics_per_pass(count); });
+}
+
+void fake_cupti_last_range_config(int* range, int* replay, size_t* max_ranges_per_pass) {
+  control_entry([&](FakeCupti&) {
+    fake_cupti::kernel_metrics().last_config(range, replay, max_ranges_per_pass);
+  });
+}
+
+void fake_cupti_profiler_objects(int* initialized, size_t* host_objects, size_t* range_profilers) {
+  control_entry([&](FakeCupti&) {
+    fake_cupti::kernel_metrics().objects(initialized, host_objects, range_profilers);
+  });
+}
+
+}  // extern "C"

@@ -30,8 +30,10 @@ extern "C" {
 /* Back to the state of a freshly loaded library: no enabled kinds, no buffer callbacks, no
  * queued or undelivered records (their buffers are forgotten, not completed), no injected
  * failures, dropped counts, devices, timestamp callback or pending drops, the default version
- * and thread-id type, empty external-id stacks on every thread and zeroed counters. Waits for a
- * completion callback in progress to return. Correlation ids keep counting. */
+ * and thread-id type, empty external-id stacks on every thread and zeroed counters; for
+ * per-kernel metrics, no chips, kernel values, host objects or range profilers, one pass for
+ * any metrics and the profiler interface not initialised. Waits for a completion callback in
+ * progress to return. Correlation ids keep counting. */
 FAKE_CUPTI_API void fake_cupti_reset(void);
 
 /* fake_cupti_reset, except that the client's buffer and timestamp callbacks and its thread-id
@@ -135,6 +137,46 @@ FAKE_CUPTI_API size_t fake_cupti_records_delivered(void);
 /* Depth of the calling thread's external-correlation stack for `kind` (a
  * CUpti_ExternalCorrelationKind); -1 if kind is not a valid kind. */
 FAKE_CUPTI_API int fake_cupti_external_stack_depth(int kind);
+
+/* Per-kernel metrics: the Profiler Host and Range Profiler APIs (cupti_profiler_host.h,
+ * cupti_range_profiler.h, with cupti_target.h and cupti_profiler_target.h). A CUcontext handle
+ * N stands for context N, the context_id of fake_cupti_launch_kernel*. Each kernel launched on
+ * a context while its range profiler is started is an auto range, numbered in launch order as
+ * CUPTI numbers them; past the window's capacity (the counter data image's ranges, at most
+ * maxRangesPerPass) a kernel is counted as a dropped range instead. One range profiler per
+ * context; auto ranges only; kernel replay for any number of passes, user replay for one.
+ * The target calls (chip name, counter availability, enable) need cuptiProfilerInitialize.
+ * A params struct needs pPriv NULL and a structSize covering the fields the double reads, no
+ * more: CUPTI accepts the shorter structs of older headers. */
+
+/* CUDA device `device` has the chip `chip_name` (what cuptiDeviceGetChipName reports). */
+FAKE_CUPTI_API void fake_cupti_set_device_chip(uint32_t device, const char* chip_name);
+
+/* The chip `chip_name` has the base metric `base_metric` of type `metric_type` (a
+ * CUpti_MetricType): cuptiProfilerHostGetBaseMetrics lists it under that type, and the host API
+ * accepts every metric name "<base_metric>.<anything>" for the chip. */
+FAKE_CUPTI_API void fake_cupti_add_chip_metric(const char* chip_name, int metric_type,
+                                               const char* base_metric);
+
+/* From now on each launch of kernel `kernel_name` measures `value` for the metric `metric` (the
+ * full name, e.g. "dram__bytes_read.sum"); a value never set measures 0. */
+FAKE_CUPTI_API void fake_cupti_set_kernel_metric(const char* kernel_name, const char* metric,
+                                                 double value);
+
+/* Config images schedule `count` metrics per pass, so cuptiProfilerHostGetNumOfPasses reports
+ * ceil(metrics / count). 0 (the default): every metric in one pass. */
+FAKE_CUPTI_API void fake_cupti_set_metrics_per_pass(size_t count);
+
+/* The range mode (CUpti_ProfilerRange), replay mode (CUpti_ProfilerReplayMode) and
+ * maxRangesPerPass of the last cuptiRangeProfilerSetConfig accepted; zeros if none. Any
+ * pointer may be NULL. */
+FAKE_CUPTI_API void fake_cupti_last_range_config(int* range, int* replay,
+                                                 size_t* max_ranges_per_pass);
+
+/* Whether cuptiProfilerInitialize is in effect (1) or not (0), and the host objects and range
+ * profilers alive. Any pointer may be NULL. */
+FAKE_CUPTI_API void fake_cupti_profiler_objects(int* initialized, size_t* host_objects,
+                                                size_t* range_profilers);
 
 /* The double also stands in for the CUDA driver that perfprof probes before using CUPTI
  * (point PERFPROF_CUDA_DRIVER_LIBRARY at this library): cuInit returns `init_result` and

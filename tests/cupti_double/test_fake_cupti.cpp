@@ -5,8 +5,11 @@
 
 #include <cupti_activity.h>
 #include <cupti_driver_cbid.h>
+#include <cupti_profiler_host.h>
+#include <cupti_range_profiler.h>
 #include <cupti_result.h>
 #include <cupti_runtime_cbid.h>
+#include <cupti_target.h>
 #include <cupti_version.h>
 
 #include <dlfcn.h>
@@ -50,6 +53,27 @@ namespace {
   X(cuptiActivityGetStructSize);             \
   X(cuptiActivityEnableLaunchAttributes);    \
   X(cuptiFinalize);                          \
+  X(cuptiProfilerInitialize);                \
+  X(cuptiProfilerDeInitialize);              \
+  X(cuptiDeviceGetChipName);                 \
+  X(cuptiProfilerGetCounterAvailability);    \
+  X(cuptiProfilerHostInitialize);            \
+  X(cuptiProfilerHostDeinitialize);          \
+  X(cuptiProfilerHostGetBaseMetrics);        \
+  X(cuptiProfilerHostConfigAddMetrics);      \
+  X(cuptiProfilerHostGetConfigImageSize);    \
+  X(cuptiProfilerHostGetConfigImage);        \
+  X(cuptiProfilerHostGetNumOfPasses);        \
+  X(cuptiProfilerHostEvaluateToGpuValues);   \
+  X(cuptiRangeProfilerEnable);               \
+  X(cuptiRangeProfilerDisable);              \
+  X(cuptiRangeProfilerGetCounterDataSize);   \
+  X(cuptiRangeProfilerCounterDataImageInitialize); \
+  X(cuptiRangeProfilerSetConfig);            \
+  X(cuptiRangeProfilerStart);                \
+  X(cuptiRangeProfilerStop);                 \
+  X(cuptiRangeProfilerDecodeData);           \
+  X(cuptiRangeProfilerGetCounterDataInfo);   \
   X(fake_cupti_reset);                       \
   X(fake_cupti_reset_keeping_callbacks);     \
   X(fake_cupti_set_version);                 \
@@ -70,7 +94,11 @@ namespace {
   X(fake_cupti_buffers_requested);           \
   X(fake_cupti_buffers_completed);           \
   X(fake_cupti_records_delivered);           \
-  X(fake_cupti_external_stack_depth);
+  X(fake_cupti_external_stack_depth);        \
+  X(fake_cupti_set_device_chip);             \
+  X(fake_cupti_add_chip_metric);             \
+  X(fake_cupti_set_kernel_metric);           \
+  X(fake_cupti_set_metrics_per_pass);
 
 struct Library {
 #define FAKE_CUPTI_TEST_MEMBER(name) decltype(&::name) name = nullptr
@@ -715,5 +743,202 @@ TEST_F(FakeCupti, FinalizeDisablesEverythingAndForgetsCallbacks) {
   EXPECT_EQ(flush().size(), 1u) << "nothing new: RUNTIME was disabled by cuptiFinalize";
   EXPECT_EQ(lib().fake_cupti_records_delivered(), 1u);
 }
+
+// --- Per-kernel metrics: the Profiler Host and Range Profiler APIs --------------------------
+
+template <typename Params>
+Params params(size_t struct_size) {
+  Params p{};
+  p.structSize = struct_size;
+  return p;
+}
+#define PARAMS(Type) params<Type>(Type##_STRUCT_SIZE)
+
+CUcontext context_handle(uint32_t context_id) {
+  return reinterpret_cast<CUcontext>(static_cast<uintptr_t>(context_id));
+}
+
+TEST_F(FakeCupti, ProfilerParamsAreCheckedAsTheHeadersSay) {
+  auto init = PARAMS(CUpti_Profiler_Initialize_Params);
+  auto chip = PARAMS(CUpti_Device_GetChipName_Params);
+  lib().fake_cupti_set_device_chip(0, "GA100");
+  EXPECT_EQ(lib().cuptiDeviceGetChipName(&chip), CUPTI_ERROR_NOT_INITIALIZED);
+  init.structSize = 0;
+  EXPECT_EQ(lib().cuptiProfilerInitialize(&init), CUPTI_ERROR_INVALID_PARAMETER);
+  init.structSize = CUpti_Profiler_Initialize_Params_STRUCT_SIZE;
+  int not_null = 0;
+  init.pPriv = &not_null;
+  EXPECT_EQ(lib().cuptiProfilerInitialize(&init), CUPTI_ERROR_INVALID_PARAMETER) << "pPriv must be NULL";
+  init.pPriv = nullptr;
+  ASSERT_EQ(lib().cuptiProfilerInitialize(&init), CUPTI_SUCCESS);
+  ASSERT_EQ(lib().cuptiDeviceGetChipName(&chip), CUPTI_SUCCESS);
+  EXPECT_STREQ(chip.pChipName, "GA100");
+  chip.deviceIndex = 1;
+  EXPECT_EQ(lib().cuptiDeviceGetChipName(&chip), CUPTI_ERROR_INVALID_DEVICE);
+
+  // A size from before cacheControlMode (CUDA 13.4) is accepted; one short of it is not.
+  auto enable = params<CUpti_RangeProfiler_Enable_Params>(
+      CUPTI_PROFILER_STRUCT_SIZE(CUpti_RangeProfiler_Enable_Params, pRangeProfilerObject) - 1);
+  enable.ctx = context_handle(1);
+  EXPECT_EQ(lib().cuptiRangeProfilerEnable(&enable), CUPTI_ERROR_INVALID_PARAMETER);
+  enable.structSize += 1;
+  ASSERT_EQ(lib().cuptiRangeProfilerEnable(&enable), CUPTI_SUCCESS);
+  EXPECT_NE(enable.pRangeProfilerObject, nullptr);
+
+  // Counter availability: the size with no image, then the image.
+  auto availability = PARAMS(CUpti_Profiler_GetCounterAvailability_Params);
+  availability.ctx = context_handle(1);
+  ASSERT_EQ(lib().cuptiProfilerGetCounterAvailability(&availability), CUPTI_SUCCESS);
+  std::vector<uint8_t> image(availability.counterAvailabilityImageSize);
+  ASSERT_FALSE(image.empty());
+  availability.pCounterAvailabilityImage = image.data();
+  availability.counterAvailabilityImageSize = image.size() - 1;
+  EXPECT_EQ(lib().cuptiProfilerGetCounterAvailability(&availability), CUPTI_ERROR_INVALID_PARAMETER);
+  availability.counterAvailabilityImageSize = image.size();
+  EXPECT_EQ(lib().cuptiProfilerGetCounterAvailability(&availability), CUPTI_SUCCESS);
+
+  auto host = PARAMS(CUpti_Profiler_Host_Initialize_Params);
+  host.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
+  host.pChipName = "GB999";
+  EXPECT_EQ(lib().cuptiProfilerHostInitialize(&host), CUPTI_ERROR_INVALID_CHIP_NAME);
+}
+
+// The whole flow by hand, as the headers describe it: a host object configures the metrics, the
+// range profiler measures each kernel of its context as an auto range, the host evaluates them.
+TEST_F(FakeCupti, ARangeProfilerMeasuresTheKernelsOfItsContextInLaunchOrder) {
+  lib().fake_cupti_add_chip_metric("GA100", CUPTI_METRIC_TYPE_COUNTER, "dram__bytes_read");
+  lib().fake_cupti_add_chip_metric("GA100", CUPTI_METRIC_TYPE_RATIO, "lts__t_sector_hit_rate");
+  lib().fake_cupti_set_kernel_metric("gemm", "dram__bytes_read.sum", 4096);
+  lib().fake_cupti_set_kernel_metric("gemm", "lts__t_sector_hit_rate.pct", 75);
+  lib().fake_cupti_set_kernel_metric("relu", "dram__bytes_read.sum", 64);
+  lib().fake_cupti_set_metrics_per_pass(1);
+  const char* metrics[] = {"dram__bytes_read.sum", "lts__t_sector_hit_rate.pct"};
+  auto init = PARAMS(CUpti_Profiler_Initialize_Params);
+  ASSERT_EQ(lib().cuptiProfilerInitialize(&init), CUPTI_SUCCESS);
+
+  auto host = PARAMS(CUpti_Profiler_Host_Initialize_Params);
+  host.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
+  host.pChipName = "GA100";
+  ASSERT_EQ(lib().cuptiProfilerHostInitialize(&host), CUPTI_SUCCESS);
+  auto base = PARAMS(CUpti_Profiler_Host_GetBaseMetrics_Params);
+  base.pHostObject = host.pHostObject;
+  base.metricType = CUPTI_METRIC_TYPE_RATIO;
+  ASSERT_EQ(lib().cuptiProfilerHostGetBaseMetrics(&base), CUPTI_SUCCESS);
+  ASSERT_EQ(base.numMetrics, 1u);
+  EXPECT_STREQ(base.ppMetricNames[0], "lts__t_sector_hit_rate");
+
+  auto add = PARAMS(CUpti_Profiler_Host_ConfigAddMetrics_Params);
+  add.pHostObject = host.pHostObject;
+  const char* unknown[] = {"sm__throughput.avg.pct_of_peak_sustained_elapsed"};
+  add.ppMetricNames = unknown;
+  add.numMetrics = 1;
+  EXPECT_EQ(lib().cuptiProfilerHostConfigAddMetrics(&add), CUPTI_ERROR_INVALID_METRIC_NAME);
+  add.ppMetricNames = metrics;
+  add.numMetrics = 2;
+  ASSERT_EQ(lib().cuptiProfilerHostConfigAddMetrics(&add), CUPTI_SUCCESS);
+  auto config_size = PARAMS(CUpti_Profiler_Host_GetConfigImageSize_Params);
+  config_size.pHostObject = host.pHostObject;
+  ASSERT_EQ(lib().cuptiProfilerHostGetConfigImageSize(&config_size), CUPTI_SUCCESS);
+  std::vector<uint8_t> config(config_size.configImageSize);
+  auto config_image = PARAMS(CUpti_Profiler_Host_GetConfigImage_Params);
+  config_image.pHostObject = host.pHostObject;
+  config_image.pConfigImage = config.data();
+  config_image.configImageSize = config.size() - 1;
+  EXPECT_EQ(lib().cuptiProfilerHostGetConfigImage(&config_image), CUPTI_ERROR_INVALID_PARAMETER);
+  config_image.configImageSize = config.size();
+  ASSERT_EQ(lib().cuptiProfilerHostGetConfigImage(&config_image), CUPTI_SUCCESS);
+  auto passes = PARAMS(CUpti_Profiler_Host_GetNumOfPasses_Params);
+  passes.pConfigImage = config.data();
+  passes.configImageSize = config.size();
+  ASSERT_EQ(lib().cuptiProfilerHostGetNumOfPasses(&passes), CUPTI_SUCCESS);
+  EXPECT_EQ(passes.numOfPasses, 2u);
+
+  auto enable = PARAMS(CUpti_RangeProfiler_Enable_Params);
+  enable.ctx = context_handle(1);
+  ASSERT_EQ(lib().cuptiRangeProfilerEnable(&enable), CUPTI_SUCCESS);
+  auto size = PARAMS(CUpti_RangeProfiler_GetCounterDataSize_Params);
+  size.pRangeProfilerObject = enable.pRangeProfilerObject;
+  size.pMetricNames = metrics;
+  size.numMetrics = 2;
+  size.maxNumOfRanges = 2;
+  size.maxNumRangeTreeNodes = 2;
+  ASSERT_EQ(lib().cuptiRangeProfilerGetCounterDataSize(&size), CUPTI_SUCCESS);
+  std::vector<uint8_t> counter_data(size.counterDataSize);
+  auto initialize = PARAMS(CUpti_RangeProfiler_CounterDataImage_Initialize_Params);
+  initialize.pRangeProfilerObject = enable.pRangeProfilerObject;
+  initialize.counterDataSize = counter_data.size();
+  initialize.pCounterData = counter_data.data();
+  ASSERT_EQ(lib().cuptiRangeProfilerCounterDataImageInitialize(&initialize), CUPTI_SUCCESS);
+
+  auto set_config = PARAMS(CUpti_RangeProfiler_SetConfig_Params);
+  set_config.pRangeProfilerObject = enable.pRangeProfilerObject;
+  set_config.configSize = config.size();
+  set_config.pConfig = config.data();
+  set_config.counterDataImageSize = counter_data.size();
+  set_config.pCounterDataImage = counter_data.data();
+  set_config.range = CUPTI_AutoRange;
+  set_config.replayMode = CUPTI_UserReplay;
+  set_config.maxRangesPerPass = 2;
+  set_config.numNestingLevels = 1;
+  set_config.minNestingLevel = 1;
+  set_config.targetNestingLevel = 1;
+  EXPECT_EQ(lib().cuptiRangeProfilerSetConfig(&set_config), CUPTI_ERROR_NOT_SUPPORTED)
+      << "two passes need a replay the double does not do by user";
+  set_config.replayMode = CUPTI_KernelReplay;
+  ASSERT_EQ(lib().cuptiRangeProfilerSetConfig(&set_config), CUPTI_SUCCESS);
+
+  auto start = PARAMS(CUpti_RangeProfiler_Start_Params);
+  start.pRangeProfilerObject = enable.pRangeProfilerObject;
+  launch("gemm");  // before the start
+  ASSERT_EQ(lib().cuptiRangeProfilerStart(&start), CUPTI_SUCCESS);
+  lib().fake_cupti_launch_kernel("gemm", 0, /*context_id=*/2, 7, 1'000, 1, 1, 1, 0, 0);
+  launch("relu");
+  launch("gemm");
+  launch("relu");  // past maxNumOfRanges: dropped
+  auto decode = PARAMS(CUpti_RangeProfiler_DecodeData_Params);
+  decode.pRangeProfilerObject = enable.pRangeProfilerObject;
+  EXPECT_EQ(lib().cuptiRangeProfilerDecodeData(&decode), CUPTI_ERROR_INVALID_OPERATION)
+      << "decoding follows the stop";
+  auto stop = PARAMS(CUpti_RangeProfiler_Stop_Params);
+  stop.pRangeProfilerObject = enable.pRangeProfilerObject;
+  ASSERT_EQ(lib().cuptiRangeProfilerStop(&stop), CUPTI_SUCCESS);
+  EXPECT_EQ(stop.isAllPassSubmitted, 1);
+  ASSERT_EQ(lib().cuptiRangeProfilerDecodeData(&decode), CUPTI_SUCCESS);
+  EXPECT_EQ(decode.numOfRangeDropped, 1u);
+
+  auto info = PARAMS(CUpti_RangeProfiler_GetCounterDataInfo_Params);
+  info.pCounterDataImage = counter_data.data();
+  info.counterDataImageSize = counter_data.size();
+  ASSERT_EQ(lib().cuptiRangeProfilerGetCounterDataInfo(&info), CUPTI_SUCCESS);
+  ASSERT_EQ(info.numTotalRanges, 2u);
+  const double expected[2][2] = {{64, 0}, {4096, 75}};  // relu, then gemm
+  for (size_t range = 0; range < 2; ++range) {
+    double values[2] = {-1, -1};
+    auto evaluate = PARAMS(CUpti_Profiler_Host_EvaluateToGpuValues_Params);
+    evaluate.pHostObject = host.pHostObject;
+    evaluate.pCounterDataImage = counter_data.data();
+    evaluate.counterDataImageSize = counter_data.size();
+    evaluate.rangeIndex = range;
+    evaluate.ppMetricNames = metrics;
+    evaluate.numMetrics = 2;
+    evaluate.pMetricValues = values;
+    ASSERT_EQ(lib().cuptiProfilerHostEvaluateToGpuValues(&evaluate), CUPTI_SUCCESS);
+    EXPECT_EQ(values[0], expected[range][0]) << "range " << range;
+    EXPECT_EQ(values[1], expected[range][1]) << "range " << range;
+    evaluate.ppMetricNames = unknown;
+    evaluate.numMetrics = 1;
+    EXPECT_EQ(lib().cuptiProfilerHostEvaluateToGpuValues(&evaluate), CUPTI_ERROR_INVALID_METRIC_NAME);
+  }
+
+  auto disable = PARAMS(CUpti_RangeProfiler_Disable_Params);
+  disable.pRangeProfilerObject = enable.pRangeProfilerObject;
+  EXPECT_EQ(lib().cuptiRangeProfilerDisable(&disable), CUPTI_SUCCESS);
+  EXPECT_EQ(lib().cuptiRangeProfilerDisable(&disable), CUPTI_ERROR_INVALID_PARAMETER);
+  auto deinit = PARAMS(CUpti_Profiler_Host_Deinitialize_Params);
+  deinit.pHostObject = host.pHostObject;
+  EXPECT_EQ(lib().cuptiProfilerHostDeinitialize(&deinit), CUPTI_SUCCESS);
+}
+
+#undef PARAMS
 
 }  // namespace
