@@ -66,6 +66,11 @@ def test_each_gpus_values_are_counter_tracks_and_table_rows(tmp_path):
     assert rows == {("GPU 0", 87, 45, 12 * GIB, 312.5, 1980, 64), ("GPU 1", 3, 1, 512 << 20, 71, 345, 38)}
     samples = query(run["db"], "SELECT count(*) FROM GPU_TELEMETRY WHERE gpu = 'GPU 0'")[0][0]
     assert samples == len(power)
+    from perfprof.analysis import open_run, telemetry_statistics
+    with open_run(Path(run["db"]).parent.parent) as opened:
+        statistics = {(row["counter"], row["instance"]): row for row in telemetry_statistics(opened)}
+    assert statistics[("GPU Power (W)", "GPU 1")] == {"counter": "GPU Power (W)", "instance": "GPU 1",
+                                                      "samples": samples, "mean": 71, "minimum": 71, "maximum": 71}
     # gpu_telemetry alone samples neither PCIe nor NVLink.
     assert query(run["db"], "SELECT count(*) FROM GPU_PCIE") == [(0,)]
     assert query(run["db"], "SELECT count(*) FROM GPU_NVLINK") == [(0,)]

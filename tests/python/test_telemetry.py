@@ -125,10 +125,16 @@ def test_cpu_usage_stays_in_range_and_tracks_a_busy_loop(run):
     assert all(0 <= value <= 100 * cpus + 1 for _, value in process)
     idle, busy = in_phase(process, span["idle"]), in_phase(process, span["busy"])
     assert len(idle) >= 10 and len(busy) >= 10
-    # The busy loop keeps one thread running: near 100% of a CPU (less on a loaded machine).
-    assert sum(busy) / len(busy) >= 40 > 2 * sum(idle) / len(idle)
+    # The busy loop keeps one thread running: near 100% of a CPU on a quiet machine, its share of
+    # one on a loaded one (36% seen with both cores oversubscribed); the idle phase near 0.
+    busy_mean, idle_mean = sum(busy) / len(busy), sum(idle) / len(idle)
+    assert busy_mean > 4 * idle_mean + 10
     every_cpu = [e for e in events if e.get("ph") == "C" and e["name"] == "CPU Usage (%)"]
-    assert every_cpu and all({f"cpu{i}" for i in range(cpus)} | {"all"} == set(e["args"]) for e in every_cpu)
+    # Every CPU and "all" are series; a CPU whose counters did not move over a sample (no tick of
+    # /proc/stat's 10 ms elapsed) has no reading that sample rather than a made-up 0%.
+    series = {f"cpu{i}" for i in range(cpus)} | {"all"}
+    assert every_cpu and all(set(e["args"]) <= series for e in every_cpu)
+    assert all(sum(name in e["args"] for e in every_cpu) >= 0.8 * len(every_cpu) for name in series)
     assert all(0 <= value <= 100 for e in every_cpu for value in e["args"].values())
 
 
@@ -207,3 +213,24 @@ def test_a_child_forked_while_sampling_exits_cleanly(tmp_path):
     (run_dir,) = (tmp_path / "runs").iterdir()
     rss = counter_series(trace_events(run_dir), "Process RSS (bytes)", "process")
     assert len(rss) >= 8  # sampled before and after the fork, every 20 ms
+
+
+def test_telemetry_statistics_summarise_the_tables(run):
+    from perfprof.analysis import open_run, telemetry_statistics
+
+    with open_run(Path(run["db"]).parent.parent) as opened:
+        table = telemetry_statistics(opened)
+    rows = {(row["counter"], row["instance"]): row for row in table}
+    usage = [value for value, in query(run["db"], "SELECT usage FROM HOST_CPU_USAGE WHERE cpu = 'process' "
+                                                  "AND usage IS NOT NULL")]
+    process = rows[("Process CPU Usage (%)", "process")]
+    assert process["samples"] == len(usage)
+    assert process["mean"] == pytest.approx(sum(usage) / len(usage))
+    assert (process["minimum"], process["maximum"]) == (min(usage), max(usage))
+    lo = [value for value, in query(run["db"], "SELECT receiveBytesPerSec FROM HOST_NETWORK_USAGE "
+                                               "WHERE interface = 'lo' AND receiveBytesPerSec IS NOT NULL")]
+    assert rows[("Network Receive (bytes/s)", "lo")]["maximum"] == max(lo)
+    cpus = [instance for counter, instance in rows if counter == "CPU Usage (%)"]
+    assert cpus == [f"cpu{i}" for i in range(os.cpu_count() or 1)] + ["all"]
+    counters = list(dict.fromkeys(counter for counter, _ in rows))
+    assert counters[:4] == ["CPU Usage (%)", "Process CPU Usage (%)", "Memory Used (bytes)", "Memory Available (bytes)"]

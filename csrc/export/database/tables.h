@@ -6,7 +6,7 @@
 namespace perfprof::db {
 
 // The schema version in META_DATA: raised whenever a table or column changes meaning or goes.
-inline constexpr int kSchemaVersion = 3;
+inline constexpr int kSchemaVersion = 4;
 
 // CUPTI_ACTIVITY_KIND_KERNEL, _MEMCPY, _MEMSET, _SYNCHRONIZATION, TARGET_INFO_GPU (gpu_tables.cpp).
 void write_gpu_tables(Context& c);

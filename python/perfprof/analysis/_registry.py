@@ -26,8 +26,8 @@ class Analysis:
         return self.function(run, top=top) if self.takes_top else self.function(run)
 
 
-#: Report sections in order: the run and its steps, the GPUs, the host, memory.
-SECTIONS = ("run", "gpu", "host", "memory")
+#: Report sections in order: the run and its steps, the GPUs, the host, memory, telemetry.
+SECTIONS = ("run", "gpu", "host", "memory", "telemetry")
 
 #: Every analysis by name, in report order (by section, then as registered).
 ANALYSES: Dict[str, Analysis] = {}
