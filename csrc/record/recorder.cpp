@@ -201,8 +201,8 @@ CollectedEvents Recorder::collect() {
     collected.dropped_events += buffer.take_dropped();
     if (!out_of_memory && move_events(buffer, collected)) return;
     out_of_memory = true;
-    collected.dropped_events += buffer.unconsumed();
-    buffer.consume(nullptr);
+    // Counted as they are dropped: the thread may append between a count and a drop.
+    collected.dropped_events += buffer.consume(nullptr);
   });
   std::lock_guard<std::mutex> lock(imported_mutex_);
   collected.completed.swap(completed_);

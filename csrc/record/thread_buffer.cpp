@@ -37,9 +37,10 @@ bool ThreadBuffer::start_new_chunk() noexcept {
   return true;
 }
 
-void ThreadBuffer::consume(std::vector<RawEvent>* out) {
+uint64_t ThreadBuffer::consume(std::vector<RawEvent>* out) {
   const uint64_t committed = committed_.load(std::memory_order_acquire);
   std::lock_guard<std::mutex> lock(chunks_mutex_);
+  const uint64_t taken = committed - consumed_;
   if (out) out->reserve(out->size() + (committed - consumed_));
   while (consumed_ < committed) {
     // Committed events past a full front chunk are in the chunks after it.
@@ -61,6 +62,7 @@ void ThreadBuffer::consume(std::vector<RawEvent>* out) {
     chunks_.pop_front();
     read_slot_ = 0;
   }
+  return taken;
 }
 
 uint64_t ThreadBuffer::unconsumed() const {

@@ -45,8 +45,9 @@ class ThreadBuffer {
   }
 
   // Collector: appends events committed since the last call to `out` (or drops them when `out`
-  // is null) and frees chunks the writer has finished with. Safe while the writer appends.
-  void consume(std::vector<RawEvent>* out);
+  // is null) and frees chunks the writer has finished with; returns how many. Safe while the
+  // writer appends.
+  uint64_t consume(std::vector<RawEvent>* out);
   bool has_unconsumed() const { return unconsumed() != 0; }
   // Events committed and not consumed yet. Safe while the writer appends.
   uint64_t unconsumed() const;

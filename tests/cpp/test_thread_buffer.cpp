@@ -75,13 +75,13 @@ TEST(ThreadBuffer, ConsumeReturnsOnlyNewEvents) {
   const uint64_t end = first_chunks_events(2) + 5;
   append_numbered(buffer, 10, end);
   std::vector<RawEvent> second{numbered(999)};
-  buffer.consume(&second);
+  EXPECT_EQ(buffer.consume(&second), end - 10);
   ASSERT_EQ(second.size(), end - 10 + 1);
   second.erase(second.begin());
   expect_numbered(second, 10, end - 10);
 
   std::vector<RawEvent> third;
-  buffer.consume(&third);
+  EXPECT_EQ(buffer.consume(&third), 0u);
   EXPECT_TRUE(third.empty());
   EXPECT_FALSE(buffer.has_unconsumed());
 }
@@ -89,7 +89,7 @@ TEST(ThreadBuffer, ConsumeReturnsOnlyNewEvents) {
 TEST(ThreadBuffer, ConsumeIntoNullDiscards) {
   ThreadBuffer buffer(0, 1, "writer", unlimited());
   append_numbered(buffer, 0, first_chunks_events(3));
-  buffer.consume(nullptr);
+  EXPECT_EQ(buffer.consume(nullptr), first_chunks_events(3));  // what the caller counts as dropped
   EXPECT_FALSE(buffer.has_unconsumed());
 
   append_numbered(buffer, 100, 103);
