@@ -4,18 +4,14 @@
 
 #include <fmt/format.h>
 
+#include "common/library_symbols.h"
+
 namespace perfprof {
 namespace {
 
 // Sonames checked with RTLD_NOLOAD, so a libcupti another library (torch) already loaded is
 // shared rather than loaded twice (two copies would fight over one CUDA driver interface).
 const char* const kSonames[] = {"libcupti.so.13", "libcupti.so.12", "libcupti.so"};
-
-template <typename Function>
-bool resolve(void* handle, const char* symbol, Function* out) {
-  *out = reinterpret_cast<Function>(dlsym(handle, symbol));
-  return *out != nullptr;
-}
 
 }  // namespace
 
@@ -63,7 +59,7 @@ void CuptiLibrary::probe_driver(const std::string& driver_library) {
   }
   int (*init)(unsigned int) = nullptr;
   int (*device_count)(int*) = nullptr;
-  if (!resolve(driver, "cuInit", &init) || !resolve(driver, "cuDeviceGetCount", &device_count)) {
+  if (!resolve_symbol(driver, "cuInit", &init) || !resolve_symbol(driver, "cuDeviceGetCount", &device_count)) {
     status_.reason = fmt::format("{} is not a CUDA driver library", driver_library);
     return;
   }
@@ -117,16 +113,16 @@ bool CuptiLibrary::try_open(const std::string& location, int flags) {
 bool CuptiLibrary::bind(void* handle, std::string* missing) {
   CuptiApi& a = api_;
   const std::pair<const char*, bool> required[] = {
-      {"cuptiGetVersion", resolve(handle, "cuptiGetVersion", &a.GetVersion)},
-      {"cuptiActivityRegisterCallbacks", resolve(handle, "cuptiActivityRegisterCallbacks", &a.ActivityRegisterCallbacks)},
-      {"cuptiActivityEnable", resolve(handle, "cuptiActivityEnable", &a.ActivityEnable)},
-      {"cuptiActivityDisable", resolve(handle, "cuptiActivityDisable", &a.ActivityDisable)},
-      {"cuptiActivityFlushAll", resolve(handle, "cuptiActivityFlushAll", &a.ActivityFlushAll)},
-      {"cuptiActivityGetNextRecord", resolve(handle, "cuptiActivityGetNextRecord", &a.ActivityGetNextRecord)},
-      {"cuptiActivityGetNumDroppedRecords", resolve(handle, "cuptiActivityGetNumDroppedRecords", &a.ActivityGetNumDroppedRecords)},
-      {"cuptiActivityPushExternalCorrelationId", resolve(handle, "cuptiActivityPushExternalCorrelationId", &a.ActivityPushExternalCorrelationId)},
-      {"cuptiActivityPopExternalCorrelationId", resolve(handle, "cuptiActivityPopExternalCorrelationId", &a.ActivityPopExternalCorrelationId)},
-      {"cuptiGetTimestamp", resolve(handle, "cuptiGetTimestamp", &a.GetTimestamp)},
+      {"cuptiGetVersion", resolve_symbol(handle, "cuptiGetVersion", &a.GetVersion)},
+      {"cuptiActivityRegisterCallbacks", resolve_symbol(handle, "cuptiActivityRegisterCallbacks", &a.ActivityRegisterCallbacks)},
+      {"cuptiActivityEnable", resolve_symbol(handle, "cuptiActivityEnable", &a.ActivityEnable)},
+      {"cuptiActivityDisable", resolve_symbol(handle, "cuptiActivityDisable", &a.ActivityDisable)},
+      {"cuptiActivityFlushAll", resolve_symbol(handle, "cuptiActivityFlushAll", &a.ActivityFlushAll)},
+      {"cuptiActivityGetNextRecord", resolve_symbol(handle, "cuptiActivityGetNextRecord", &a.ActivityGetNextRecord)},
+      {"cuptiActivityGetNumDroppedRecords", resolve_symbol(handle, "cuptiActivityGetNumDroppedRecords", &a.ActivityGetNumDroppedRecords)},
+      {"cuptiActivityPushExternalCorrelationId", resolve_symbol(handle, "cuptiActivityPushExternalCorrelationId", &a.ActivityPushExternalCorrelationId)},
+      {"cuptiActivityPopExternalCorrelationId", resolve_symbol(handle, "cuptiActivityPopExternalCorrelationId", &a.ActivityPopExternalCorrelationId)},
+      {"cuptiGetTimestamp", resolve_symbol(handle, "cuptiGetTimestamp", &a.GetTimestamp)},
   };
   for (const auto& [name, found] : required) {
     if (!found) {
@@ -134,15 +130,15 @@ bool CuptiLibrary::bind(void* handle, std::string* missing) {
       return false;
     }
   }
-  resolve(handle, "cuptiGetResultString", &a.GetResultString);
-  resolve(handle, "cuptiGetCallbackName", &a.GetCallbackName);
-  resolve(handle, "cuptiActivityRegisterTimestampCallback", &a.ActivityRegisterTimestampCallback);
-  resolve(handle, "cuptiSetThreadIdType", &a.SetThreadIdType);
-  resolve(handle, "cuptiActivityGetStructSize", &a.ActivityGetStructSize);
-  resolve(handle, "cuptiActivityEnableLaunchAttributes", &a.ActivityEnableLaunchAttributes);
-  resolve(handle, "cuptiActivityEnableAndDump", &a.ActivityEnableAndDump);
-  resolve(handle, "cuptiGetStreamIdEx", &a.GetStreamIdEx);
-#define PERFPROF_RESOLVE_OPTIONAL(name) resolve(handle, "cupti" #name, &a.name);
+  resolve_symbol(handle, "cuptiGetResultString", &a.GetResultString);
+  resolve_symbol(handle, "cuptiGetCallbackName", &a.GetCallbackName);
+  resolve_symbol(handle, "cuptiActivityRegisterTimestampCallback", &a.ActivityRegisterTimestampCallback);
+  resolve_symbol(handle, "cuptiSetThreadIdType", &a.SetThreadIdType);
+  resolve_symbol(handle, "cuptiActivityGetStructSize", &a.ActivityGetStructSize);
+  resolve_symbol(handle, "cuptiActivityEnableLaunchAttributes", &a.ActivityEnableLaunchAttributes);
+  resolve_symbol(handle, "cuptiActivityEnableAndDump", &a.ActivityEnableAndDump);
+  resolve_symbol(handle, "cuptiGetStreamIdEx", &a.GetStreamIdEx);
+#define PERFPROF_RESOLVE_OPTIONAL(name) resolve_symbol(handle, "cupti" #name, &a.name);
   PERFPROF_CUPTI_PROFILER_ENTRY_POINTS(PERFPROF_RESOLVE_OPTIONAL)
 #undef PERFPROF_RESOLVE_OPTIONAL
   return true;

@@ -77,9 +77,7 @@ uint64_t Recorder::next_range_id() noexcept {
 }
 
 void Recorder::counter(StringId name, double value) noexcept {
-  uint64_t bits = 0;
-  std::memcpy(&bits, &value, sizeof(bits));
-  append({now_ns(), bits, name, kNoArgs, EventKind::Counter, RangeKind::Other, {}});
+  counter_sample(now_ns(), CounterMetric::User, name, value);
 }
 
 void Recorder::counter_sample(int64_t ts_ns, CounterMetric metric, StringId instance, double value) noexcept {

@@ -9,17 +9,13 @@
 #include <new>
 #include <utility>
 
+#include "common/library_symbols.h"
+
 namespace perfprof {
 namespace {
 
 // The driver installs the versioned soname; the unversioned name comes only with development files.
 constexpr const char* kSoname = "libnvidia-ml.so.1";
-
-template <typename Function>
-bool resolve(void* handle, const char* symbol, Function* out) {
-  *out = reinterpret_cast<Function>(dlsym(handle, symbol));
-  return *out != nullptr;
-}
 
 }  // namespace
 
@@ -57,11 +53,11 @@ NvmlLibrary::NvmlLibrary(const std::string& location) {
 bool NvmlLibrary::bind(void* handle, std::string& missing) {
   NvmlApi& a = api_;
   const std::pair<const char*, bool> required[] = {
-      {"nvmlInit_v2", resolve(handle, "nvmlInit_v2", &a.Init)},
-      {"nvmlShutdown", resolve(handle, "nvmlShutdown", &a.Shutdown)},
-      {"nvmlErrorString", resolve(handle, "nvmlErrorString", &a.ErrorString)},
-      {"nvmlDeviceGetCount_v2", resolve(handle, "nvmlDeviceGetCount_v2", &a.DeviceGetCount)},
-      {"nvmlDeviceGetHandleByIndex_v2", resolve(handle, "nvmlDeviceGetHandleByIndex_v2", &a.DeviceGetHandleByIndex)},
+      {"nvmlInit_v2", resolve_symbol(handle, "nvmlInit_v2", &a.Init)},
+      {"nvmlShutdown", resolve_symbol(handle, "nvmlShutdown", &a.Shutdown)},
+      {"nvmlErrorString", resolve_symbol(handle, "nvmlErrorString", &a.ErrorString)},
+      {"nvmlDeviceGetCount_v2", resolve_symbol(handle, "nvmlDeviceGetCount_v2", &a.DeviceGetCount)},
+      {"nvmlDeviceGetHandleByIndex_v2", resolve_symbol(handle, "nvmlDeviceGetHandleByIndex_v2", &a.DeviceGetHandleByIndex)},
   };
   for (const auto& [name, found] : required) {
     if (!found) {
@@ -69,16 +65,16 @@ bool NvmlLibrary::bind(void* handle, std::string& missing) {
       return false;
     }
   }
-  resolve(handle, "nvmlDeviceGetUtilizationRates", &a.DeviceGetUtilizationRates);
-  resolve(handle, "nvmlDeviceGetMemoryInfo", &a.DeviceGetMemoryInfo);
-  resolve(handle, "nvmlDeviceGetPowerUsage", &a.DeviceGetPowerUsage);
-  resolve(handle, "nvmlDeviceGetClockInfo", &a.DeviceGetClockInfo);
+  resolve_symbol(handle, "nvmlDeviceGetUtilizationRates", &a.DeviceGetUtilizationRates);
+  resolve_symbol(handle, "nvmlDeviceGetMemoryInfo", &a.DeviceGetMemoryInfo);
+  resolve_symbol(handle, "nvmlDeviceGetPowerUsage", &a.DeviceGetPowerUsage);
+  resolve_symbol(handle, "nvmlDeviceGetClockInfo", &a.DeviceGetClockInfo);
   // Deprecated by the NVML 13 headers for nvmlDeviceGetTemperatureV, but exported by current
   // drivers and the only form older ones have.
-  resolve(handle, "nvmlDeviceGetTemperature", &a.DeviceGetTemperature);
-  resolve(handle, "nvmlDeviceGetPcieThroughput", &a.DeviceGetPcieThroughput);
-  resolve(handle, "nvmlDeviceGetNvLinkState", &a.DeviceGetNvLinkState);
-  resolve(handle, "nvmlDeviceGetFieldValues", &a.DeviceGetFieldValues);
+  resolve_symbol(handle, "nvmlDeviceGetTemperature", &a.DeviceGetTemperature);
+  resolve_symbol(handle, "nvmlDeviceGetPcieThroughput", &a.DeviceGetPcieThroughput);
+  resolve_symbol(handle, "nvmlDeviceGetNvLinkState", &a.DeviceGetNvLinkState);
+  resolve_symbol(handle, "nvmlDeviceGetFieldValues", &a.DeviceGetFieldValues);
   return true;
 }
 
