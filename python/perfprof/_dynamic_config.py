@@ -230,14 +230,17 @@ class ConfigWatcher:
     its content differs from the last one taken (or, at first, from what the file held when the
     watcher was made: the template is not a request). A content that does not parse is reported
     once and not taken, so the file is read again at the next poll; a missing file gives nothing.
+
+    `initial`: what the file held at first, when the caller knows it (it wrote the template just
+    before), so that an edit saved before the watcher was made is still a change.
     """
 
     def __init__(self, path: str, report: Callable[[str], None],
-                 read: Optional[Callable[[], Optional[bytes]]] = None) -> None:
+                 read: Optional[Callable[[], Optional[bytes]]] = None, initial: Optional[bytes] = None) -> None:
         self.path = path
         self._report = report
         self._read = read or (lambda: read_file(path))
-        self._taken = self._digest(read_file(path))
+        self._taken = self._digest(initial if initial is not None else read_file(path))
         self._reported: Optional[str] = None  # the last content whose problems were reported
 
     def poll(self) -> Optional[DynamicConfig]:

@@ -282,9 +282,11 @@ class DynamicProfiler:
     # -- the monitor thread ----------------------------------------------------------------------
 
     def _start_monitor(self, path: str) -> None:
-        create_once(path, template())
+        text = template()
+        created = create_once(path, text)
         self._reader = NodeConfigReader(path, self.logs.monitor.info)
-        watcher = ConfigWatcher(path, self.logs.monitor.warning, read=self._reader.read)
+        watcher = ConfigWatcher(path, self.logs.monitor.warning, read=self._reader.read,
+                                initial=text.encode() if created else None)
         self._monitor = threading.Thread(target=self._watch, args=(watcher,), name="perfprof-dynamic-profile",
                                          daemon=True)
         self._monitor.start()

@@ -139,14 +139,17 @@ def replaced_whole(path: str, mode: str = "w") -> Iterator[IO[Any]]:
         os.replace(temporary, path)
 
 
-def create_once(path: str, text: str) -> None:
+def create_once(path: str, text: str) -> bool:
     """Create the file `path` holding `text`, atomically and only when no file is there:
     processes starting together never read half a file, and a file the user wrote is never
-    replaced. The folder must exist."""
+    replaced. The folder must exist. Whether this call made the file."""
     if os.path.exists(path):
-        return
+        return False
     with temporary_beside(path) as (file, temporary):
         file.write(text)
         file.close()
-        with contextlib.suppress(FileExistsError):  # another process made it first
+        try:
             os.link(temporary, path)  # fails when the name exists, unlike a rename
+        except FileExistsError:  # another process made it first
+            return False
+    return True

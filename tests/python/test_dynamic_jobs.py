@@ -69,6 +69,13 @@ def read_logs(config_dir: str, prefix: str) -> str:
     return "".join(open(path).read() for path in sorted(glob.glob(os.path.join(config_dir, "log", f"{prefix}*.log"))))
 
 
+def wait_until_watching(config_dir: str, processes: int, job: subprocess.Popen) -> None:
+    """Until each of the job's `processes` logs that it watches the config: what the file holds
+    before then is the job's starting state, not a request."""
+    wait_for(lambda: read_logs(config_dir, "dp_").count("watching ") == processes,
+             f"{processes} process(es) to watch the config", job)
+
+
 def test_editing_the_config_of_a_job_started_with_perfprof_config_path_profiles_it(tmp_path):
     config_dir, out, stop = str(tmp_path / "config"), str(tmp_path / "out"), str(tmp_path / "stop")
     env = dict(child_env(), PERFPROF_CONFIG_PATH=config_dir)
@@ -77,7 +84,7 @@ def test_editing_the_config_of_a_job_started_with_perfprof_config_path_profiles_
                            start_new_session=True)
     try:
         config = os.path.join(config_dir, "profiler_config.json")
-        wait_for(lambda: os.path.exists(config), "the template", job)
+        wait_until_watching(config_dir, 1, job)
         assert json.load(open(config))["start_step"] == 0
         request = {"start_step": -1, "active": 2, "prof_dir": out, "analyse": True, "activities": ["CPU"]}
         write_config(config, json.dumps(request))
@@ -130,7 +137,7 @@ def test_under_torchrun_only_the_ranks_in_rank_list_collect_and_one_process_read
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
         config = os.path.join(config_dir, "profiler_config.json")
-        wait_for(lambda: len(glob.glob(os.path.join(config_dir, "log", "dp_*_rank_*.log"))) == 2, "both ranks", job)
+        wait_until_watching(config_dir, 2, job)
         write_config(config, json.dumps({"start_step": -1, "active": 2, "prof_dir": out, "is_rank": True,
                                          "rank_list": [1], "activities": ["CPU"]}))
         wait_for(lambda: read_logs(config_dir, "dp_").count("rank_list") + read_logs(config_dir, "dp_").count(" done:")

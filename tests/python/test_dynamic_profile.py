@@ -7,12 +7,14 @@ import json
 import logging
 import os
 import stat
+import time
 
 import pytest
 
 from perfprof import dynamic_profile as dp
 from perfprof._dynamic_config import CONFIG_FILE, parse
 from perfprof._dynamic_log import MAX_LOG_BYTES, DynamicLogs
+from perfprof import _dynamic_profiler
 from perfprof._dynamic_profiler import DynamicProfiler, _Request
 from perfprof._node_config import NodeConfigReader
 from trace_checks import load_trace, names, run_dirs, trace_file_of
@@ -168,6 +170,31 @@ def test_the_template_is_written_when_missing_and_never_replaces_a_users_file(tm
     (config_dir / CONFIG_FILE).write_text('{"start_step": 7}')
     DynamicProfiler(str(config_dir)).close()
     assert (config_dir / CONFIG_FILE).read_text() == '{"start_step": 7}'
+
+
+def test_an_edit_saved_while_the_job_starts_watching_its_new_template_is_taken(tmp_path, monkeypatch):
+    """The user saves a request between the job writing the template and its watcher reading
+    the file: the change from the template the job wrote is a request, not the file's first state."""
+    monkeypatch.chdir(tmp_path)
+    config_dir = tmp_path / "config"
+
+    def reader_after_an_edit(path, log):
+        edit = {"start_step": -1, "active": 1, "prof_dir": "out", "analyse": True, "activities": ["CPU"]}
+        (config_dir / CONFIG_FILE).write_text(json.dumps(edit))
+        return NodeConfigReader(path, log)
+
+    monkeypatch.setattr(_dynamic_profiler, "NodeConfigReader", reader_after_an_edit)
+    monkeypatch.setattr(_dynamic_profiler, "FIRST_POLL_INTERVAL_S", 0.05)
+    profiler = DynamicProfiler(str(config_dir))
+    try:
+        deadline = time.monotonic() + 30
+        while not profiler.run_dirs and time.monotonic() < deadline:
+            profiler.step()
+            time.sleep(0.01)
+    finally:
+        profiler.close()
+    (run_dir,) = run_dirs(str(tmp_path / "out"))
+    assert len(steps_of(run_dir)) == 1
 
 
 # -- logs -----------------------------------------------------------------------------------------
