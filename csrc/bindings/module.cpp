@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -28,6 +29,8 @@
 #include "common/clock.h"
 #include "cupti/activity_collector.h"
 #include "cupti/cupti_library.h"
+#include "cupti/kernel_metrics_collector.h"
+#include "cupti/range_profiler.h"
 #include "export/exporters.h"
 #include "memory/timeline.h"
 #include "mstx/mstx.h"
@@ -289,6 +292,13 @@ py::list gpu_activities_of(const TraceModel& m) {
     row["stream"] = a.stream;
     row["correlation"] = a.correlation;
     row["external_id"] = m.gpu.external_ids[i];
+    py::dict metrics;
+    if (const double* values = m.gpu.kernel_metrics.of(i)) {
+      for (size_t c = 0; c < m.gpu.kernel_metrics.columns.size(); ++c) {
+        if (!std::isnan(values[c])) metrics[py::str(m.str(m.gpu.kernel_metrics.columns[c]))] = values[c];
+      }
+    }
+    row["metrics"] = std::move(metrics);
     out.append(std::move(row));
   }
   return out;
@@ -513,6 +523,38 @@ PYBIND11_MODULE(_core, m) {
     ActivityCollector::instance().discard();
     ActivityCollector::instance().take_stream_annotations();
   }, "Drop GPU activity collected so far (warm-up).");
+  m.def("gpu_metrics_configure", [](const std::string& group, bool l2_cache) {
+    const std::optional<GpuMetricGroup> parsed = gpu_metric_group_from_name(group);
+    if (!parsed) throw std::invalid_argument(fmt::format("gpu_metrics_configure: no metric group {}", group));
+    KernelMetricsOptions options;
+    options.group = *parsed;
+    options.l2_cache = l2_cache;
+    KernelMetricsCollector::instance().configure(options);
+  }, py::arg("group"), py::arg("l2_cache"),
+  "What the next windows measure per kernel (a GpuMetrics value, and the L2 hit rate).");
+  m.def("gpu_metrics_begin", [] {
+    py::gil_scoped_release release;
+    return KernelMetricsCollector::instance().begin_window();
+  }, "Measure the kernels launched on this thread's CUDA context from now; returns why not, or ''.");
+  m.def("gpu_metrics_end", [] {
+    std::string error;
+    {
+      py::gil_scoped_release release;
+      error = KernelMetricsCollector::instance().end_window();
+    }
+    return py::make_tuple(error, KernelMetricsCollector::instance().kernels_left_out());
+  }, "Stop measuring and read the values; returns (why they could not be read or '', kernels left out).");
+  m.def("supported_gpu_metric_groups", [](int device) {
+    std::string error;
+    std::vector<std::string> names;
+    {
+      py::gil_scoped_release release;
+      for (const GpuMetricGroup group : supported_metric_groups(device, error)) {
+        names.emplace_back(gpu_metric_group_name(group));
+      }
+    }
+    return py::make_tuple(names, error);
+  }, py::arg("device"), "The GpuMetrics values device `device`'s chip can measure, and why none when it cannot say.");
   m.def("gpu_collecting", [] { return ActivityCollector::instance().collecting(); });
   m.def("gpu_clock", [] {
     const ActivityCollector& c = ActivityCollector::instance();

@@ -42,6 +42,11 @@ void append_capture(Capture& into, Capture more) {
   append(gpu.collected.devices, more.gpu.collected.devices);
   gpu.collected.dropped_records += more.gpu.collected.dropped_records;
   append(gpu.stream_annotations, more.gpu.stream_annotations);
+  KernelMetricsInput& metrics = gpu.kernel_metrics;
+  if (metrics.columns.empty()) metrics.columns = std::move(more.gpu.kernel_metrics.columns);
+  append(metrics.kernels, more.gpu.kernel_metrics.kernels);
+  metrics.kernels_left_out += more.gpu.kernel_metrics.kernels_left_out;
+  metrics.kernels_unmatched += more.gpu.kernel_metrics.kernels_unmatched;
   gpu.collected_any |= more.gpu.collected_any;
   if (more.window.end_ns != 0) into.window = more.window;
 }

@@ -148,6 +148,23 @@ void fields(Io& io, GpuDevice& d) {
 }
 
 template <typename Io>
+void fields(Io& io, KernelMetricRow& k) {
+  PERFPROF_CAPTURE_RECORD_SIZE(KernelMetricRow, 40);
+  io(k.correlation);
+  io(k.start_ns);
+  io(k.values);
+}
+
+template <typename Io>
+void fields(Io& io, KernelMetricsInput& m) {
+  PERFPROF_CAPTURE_RECORD_SIZE(KernelMetricsInput, 64);
+  io(m.columns);
+  io(m.kernels_left_out);
+  io(m.kernels_unmatched);
+  io(m.kernels);
+}
+
+template <typename Io>
 void fields(Io& io, StreamAnnotation& s) {
   PERFPROF_CAPTURE_RECORD_SIZE(StreamAnnotation, 16);
   io(s.range_id);

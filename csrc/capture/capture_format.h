@@ -16,8 +16,8 @@ inline constexpr char kMagic[8] = {'P', 'P', 'C', 'A', 'P', 'T', 'U', 'R'};
 // A reader reads every capture of its major version; a minor version adds chunk kinds, which
 // older readers skip, or meaning to bytes that were zero (docs/formats/capture.md lists them).
 inline constexpr uint16_t kVersionMajor = 2;
-// 2.1: step numbers in a step's begin event; 2.2: a counter event's metric.
-inline constexpr uint16_t kVersionMinor = 2;
+// 2.1: step numbers in a step's begin event; 2.2: a counter event's metric; 2.3: KernelMetrics.
+inline constexpr uint16_t kVersionMinor = 3;
 inline constexpr size_t kFileHeaderBytes = 16;   // magic, major, minor, header size (u32)
 inline constexpr size_t kChunkHeaderBytes = 16;  // kind (u32), CRC-32 (u32), payload size (u64)
 
@@ -41,6 +41,7 @@ enum class ChunkKind : uint32_t {
   End = 17,               // the capture is complete
   ArgSets = 18,           // (id, argument set) pairs: the typed args the events use
   Metadata = 19,          // run metadata (key, JSON text, added by the user or not); repeated chunks append
+  KernelMetrics = 20,     // per-kernel hardware metrics: columns, counts, a row per measured kernel
 };
 
 }  // namespace perfprof::capture_format

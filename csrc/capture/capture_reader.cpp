@@ -77,6 +77,7 @@ class CaptureAssembler {
       case ChunkKind::GpuDevices: append(capture_.gpu.collected.devices, in); break;
       case ChunkKind::StreamAnnotations: append(capture_.gpu.stream_annotations, in); break;
       case ChunkKind::GpuStatus: add_gpu_status(in); break;
+      case ChunkKind::KernelMetrics: add_kernel_metrics(in); break;
       case ChunkKind::End: break;
       default: return;  // a kind a newer minor version added: skipped
     }
@@ -186,6 +187,24 @@ class CaptureAssembler {
     in(dropped);
     capture_.gpu.collected_any |= collected;
     capture_.gpu.collected.dropped_records += dropped;
+  }
+
+  void add_kernel_metrics(ByteReader& in) {
+    auto metrics = decoded<KernelMetricsInput>(in);
+    for (const KernelMetricRow& kernel : metrics.kernels) {
+      if (kernel.values.size() != metrics.columns.size()) {
+        throw CaptureFormatError("a kernel's metric values do not match the metric columns");
+      }
+    }
+    KernelMetricsInput& into = capture_.gpu.kernel_metrics;
+    if (!into.columns.empty() && into.columns != metrics.columns) {
+      throw CaptureFormatError("two KernelMetrics chunks name different metric columns");
+    }
+    into.columns = std::move(metrics.columns);
+    into.kernels_left_out += metrics.kernels_left_out;
+    into.kernels_unmatched += metrics.kernels_unmatched;
+    into.kernels.insert(into.kernels.end(), std::make_move_iterator(metrics.kernels.begin()),
+                        std::make_move_iterator(metrics.kernels.end()));
   }
 
   ThreadEvents& thread_of(uint32_t index) {

@@ -153,6 +153,9 @@ void CaptureWriter::gpu(const GpuInput& gpu) {
   if (!gpu.stream_annotations.empty()) {
     chunk(ChunkKind::StreamAnnotations, [&](ByteWriter& w) { w(gpu.stream_annotations); });
   }
+  if (!gpu.kernel_metrics.columns.empty()) {
+    chunk(ChunkKind::KernelMetrics, [&](ByteWriter& w) { w(gpu.kernel_metrics); });
+  }
 }
 
 void CaptureWriter::window(const CollectionWindow& window) {

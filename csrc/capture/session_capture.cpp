@@ -4,6 +4,7 @@
 
 #include "capture/live_capture.h"
 #include "cupti/activity_collector.h"
+#include "cupti/kernel_metrics_collector.h"
 #include "record/recorder.h"
 
 namespace perfprof {
@@ -14,6 +15,7 @@ GpuInput take_gpu_records() {
   GpuInput gpu;
   gpu.collected = collector.take(true);
   gpu.stream_annotations = collector.take_stream_annotations();
+  gpu.kernel_metrics = KernelMetricsCollector::instance().take(gpu.collected);
   gpu.collected_any = true;
   return gpu;
 }

@@ -63,6 +63,8 @@ void CuptiLibrary::probe_driver(const std::string& driver_library) {
     status_.reason = fmt::format("{} is not a CUDA driver library", driver_library);
     return;
   }
+  resolve_symbol(driver, "cuCtxGetCurrent", &driver_.CtxGetCurrent);
+  resolve_symbol(driver, "cuCtxSynchronize", &driver_.CtxSynchronize);
   int count = 0;
   if (const int result = init(0); result != 0) {
     status_.reason = fmt::format("the CUDA driver did not initialise (cuInit returned {})", result);

@@ -14,12 +14,15 @@
 
 namespace perfprof {
 
-// The optional entry points of per-kernel metric collection (range_profiler.h): the Range
-// Profiler API, the Profiler Host API that builds its configuration and evaluates its counters,
-// and the target calls they need. Each takes one params struct, so its type comes from the
-// header's declaration; X(Name) stands for cuptiName. All of them or none are usable: an older
-// libcupti lacks them and still loads for activity collection.
+// The optional entry points of per-kernel metric collection (range_profiler.h,
+// kernel_metrics_collector.h): the Range Profiler API, the Profiler Host API that builds its
+// configuration and evaluates its counters, the target calls they need and the ids of a
+// context. Each one's type comes from the header's declaration; X(Name) stands for cuptiName.
+// All of them or none are usable: an older libcupti lacks them and still loads for activity
+// collection.
 #define PERFPROF_CUPTI_PROFILER_ENTRY_POINTS(X) \
+  X(GetContextId)                              \
+  X(GetDeviceId)                               \
   X(ProfilerInitialize)                        \
   X(ProfilerDeInitialize)                      \
   X(DeviceGetChipName)                         \
@@ -78,6 +81,13 @@ const char* missing_profiler_entry_point(const CuptiApi& api);
 // "CUPTI_ERROR_X (code)" for messages, also when CUPTI cannot name the code.
 std::string describe_cupti_result(const CuptiApi& api, CUptiResult result);
 
+// The CUDA driver calls perfprof makes besides probing it (per-kernel metrics only): which
+// context the calling thread uses, and waiting for its work. Null when the driver lacks them.
+struct CudaDriverApi {
+  CUresult (*CtxGetCurrent)(CUcontext*) = nullptr;
+  CUresult (*CtxSynchronize)() = nullptr;
+};
+
 struct CuptiStatus {
   bool available = false;
   std::string library;            // path of the loaded library
@@ -101,6 +111,7 @@ class CuptiLibrary {
   bool available() const { return status_.available; }
   const CuptiStatus& status() const { return status_; }
   const CuptiApi& api() const { return api_; }
+  const CudaDriverApi& driver() const { return driver_; }
 
   // "CUPTI_ERROR_X (code)" for messages, also when CUPTI cannot name the code.
   std::string describe(CUptiResult result) const;
@@ -115,6 +126,7 @@ class CuptiLibrary {
   bool attempted_ = false;
   CuptiStatus status_;
   CuptiApi api_;
+  CudaDriverApi driver_;
 };
 
 }  // namespace perfprof

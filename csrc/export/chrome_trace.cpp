@@ -395,6 +395,7 @@ class ChromeTraceWriter {
         if (metrics_.occupancy_percent[i]) {
           fmt::format_to(out, R"(,"theoretical occupancy %":{:.2f})", *metrics_.occupancy_percent[i]);
         }
+        write_kernel_metrics(i);
         return;
       case GpuActivityKind::Memcpy:
         fmt::format_to(out, R"json(,"bytes":{},"memory bandwidth (GB/s)":{:.3f})json", a.bytes,
@@ -409,6 +410,21 @@ class ChromeTraceWriter {
       case GpuActivityKind::GraphLaunch: fmt::format_to(out, R"(,"graph id":{})", a.graph_id); return;
       case GpuActivityKind::Synchronization:
       case GpuActivityKind::UserAnnotation: return;
+    }
+  }
+
+  // The hardware metrics measured for kernel i, one member per column named as the column is:
+  // a column not evaluated for it (NaN) has none, and JSON cannot hold infinities either.
+  void write_kernel_metrics(size_t i) {
+    const KernelMetricsTable& table = model_.gpu.kernel_metrics;
+    const double* values = table.of(i);
+    if (values == nullptr) return;
+    for (size_t column = 0; column < table.columns.size(); ++column) {
+      if (!std::isfinite(values[column])) continue;
+      text_ += ',';
+      text_ += quoted(table.columns[column]);
+      text_ += ':';
+      append_json_number(text_, values[column]);
     }
   }
 

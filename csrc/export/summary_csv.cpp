@@ -1,6 +1,7 @@
 #include "export/summary_csv.h"
 
 #include <algorithm>
+#include <cmath>
 #include <initializer_list>
 #include <iterator>
 #include <vector>
@@ -44,11 +45,35 @@ std::string dims_text(const std::array<uint32_t, N>& dims) {
   return fmt::format("[{}]", fmt::join(dims, ", "));
 }
 
+// kernel_details.csv's columns, then one per hardware metric the trace measured (kernel_metrics).
+std::string kernel_details_header(const TraceModel& model) {
+  std::string header =
+      "Name,Type,Device,Stream,Start Time(us),Duration(us),Wait Time(us),Grid,Block,"
+      "Theoretical Occupancy(%),Operator";
+  for (const StringId column : model.gpu.kernel_metrics.columns) {
+    header += ',';
+    header += csv_field(model.str(column));
+  }
+  return header;
+}
+
+// A cell per kernel_metrics column for GPU activity `activity`: its value, shortest round-trip,
+// or empty for work that was not measured (copies, memsets...) and columns not evaluated (NaN).
+void append_kernel_metrics(std::string& text, const TraceModel& model, size_t activity) {
+  const KernelMetricsTable& table = model.gpu.kernel_metrics;
+  const double* values =
+      model.gpu.activities[activity].kind == GpuActivityKind::Kernel ? table.of(activity) : nullptr;
+  for (size_t column = 0; column < table.columns.size(); ++column) {
+    text += ',';
+    if (values != nullptr && std::isfinite(values[column])) {
+      fmt::format_to(std::back_inserter(text), "{}", values[column]);
+    }
+  }
+}
+
 void write_kernel_details(const AnalysedTrace& trace, const std::string& path) {
   const TraceModel& model = trace.model();
-  CsvFile csv(path,
-              "Name,Type,Device,Stream,Start Time(us),Duration(us),Wait Time(us),Grid,Block,"
-              "Theoretical Occupancy(%),Operator");
+  CsvFile csv(path, kernel_details_header(model));
   for (const KernelDetail& row : kernel_details(trace)) {
     std::string& text = csv.text();
     text += csv_field(model.str(row.name));
@@ -67,6 +92,7 @@ void write_kernel_details(const AnalysedTrace& trace, const std::string& path) {
     if (row.occupancy_percent) fmt::format_to(std::back_inserter(text), "{:.2f}", *row.occupancy_percent);
     text += ',';
     if (row.operator_row >= 0) text += csv_field(model.str(model.ranges.name[static_cast<size_t>(row.operator_row)]));
+    append_kernel_metrics(text, model, row.activity);
     csv.end_row();
   }
   csv.commit();

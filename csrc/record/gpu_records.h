@@ -108,10 +108,31 @@ struct StreamAnnotation {
   uint32_t stream = 0;
 };
 
+// One measured kernel's hardware metrics (ExperimentalConfig.gpu_metrics / l2_cache), named by
+// its activity record: the correlation id and the start (the kernels of one CUDA graph launch
+// share a correlation id).
+struct KernelMetricRow {
+  uint32_t correlation = 0;
+  int64_t start_ns = 0;        // host clock (now_ns), as the activity's
+  std::vector<double> values;  // parallel to KernelMetricsInput::columns; NaN: not evaluated
+};
+
+// What per-kernel metric collection measured in a session (cupti/kernel_metrics_collector.h).
+struct KernelMetricsInput {
+  std::vector<std::string> columns;  // export names, e.g. "SM Throughput (%)"
+  std::vector<KernelMetricRow> kernels;
+  // Kernels launched while measured but past the window's capacity: not measured.
+  uint64_t kernels_left_out = 0;
+  // Kernels measured whose values could not be given to a kernel record with certainty (the
+  // measured ranges and the kernel records disagree in number): left out.
+  uint64_t kernels_unmatched = 0;
+};
+
 // Everything GPU collection hands over at the end of a session.
 struct GpuInput {
   GpuCollected collected;
   std::vector<StreamAnnotation> stream_annotations;
+  KernelMetricsInput kernel_metrics;
   bool collected_any = false;  // GPU collection ran (even if it saw nothing)
 };
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 #include <numeric>
 #include <string>
 #include <unordered_map>
@@ -398,6 +399,37 @@ void add_gpu_activities(TraceModel& model, GpuInput& gpu) {
   }
 }
 
+// Each measured kernel's metric values on its activity, found by correlation id and start (what
+// the capture names it by). Called once the model's strings are in place: the column names are
+// added to them.
+void add_kernel_metrics(TraceModel& model, KernelMetricsInput& metrics) {
+  model.stats.kernel_metrics_left_out = metrics.kernels_left_out;
+  model.stats.kernel_metrics_unmatched = metrics.kernels_unmatched;
+  if (metrics.columns.empty()) return;
+  KernelMetricsTable& out = model.gpu.kernel_metrics;
+  for (std::string& column : metrics.columns) {
+    out.columns.push_back(static_cast<StringId>(model.strings.size()));
+    model.strings.push_back(std::move(column));
+  }
+  std::map<std::pair<uint32_t, int64_t>, const KernelMetricRow*> measured;
+  for (const KernelMetricRow& kernel : metrics.kernels) {
+    measured.emplace(std::pair(kernel.correlation, kernel.start_ns), &kernel);
+  }
+  const std::vector<GpuActivity>& activities = model.gpu.activities;
+  out.row.assign(activities.size(), KernelMetricsTable::kNoRow);
+  uint32_t rows = 0;
+  for (size_t i = 0; i < activities.size(); ++i) {
+    if (activities[i].kind != GpuActivityKind::Kernel) continue;
+    const auto found = measured.find(std::pair(activities[i].correlation, activities[i].start_ns));
+    if (found == measured.end()) continue;
+    out.row[i] = rows++;
+    out.values.insert(out.values.end(), found->second->values.begin(), found->second->values.end());
+    measured.erase(found);
+  }
+  // Values whose kernel record the trace does not hold: counted, not attached.
+  model.stats.kernel_metrics_unmatched += measured.size();
+}
+
 // Room for every row the capture can give each table, made once: growing the largest tables
 // by doubling would copy them and touch about twice their memory.
 void reserve_tables(TraceModel& model, const Capture& capture) {
@@ -447,6 +479,7 @@ TraceModel build_trace(Capture capture) {
   add_gpu_activities(model, gpu);
   model.strings = std::move(capture.strings);
   if (model.strings.empty()) model.strings.emplace_back();  // id 0, the empty string
+  add_kernel_metrics(model, gpu.kernel_metrics);
   model.arg_sets = arg_sets.take();  // last: building adds sets of its own
   return model;
 }

@@ -181,9 +181,11 @@ struct TraceStats {
   uint64_t gpu_dropped_records = 0;    // CUPTI records lost (no buffer space)
   uint64_t unreadable_torch_events = 0;  // operators torch recorded that could not be read
   uint64_t unreadable_torch_fields = 0;  // reads of torch's results that failed (fields left out)
+  uint64_t kernel_metrics_left_out = 0;   // kernels launched while measured, past capacity
+  uint64_t kernel_metrics_unmatched = 0;  // measured kernels whose values could not be attached
 
   // Every count with the name exports give it ("perfprofStats"), in a stable order.
-  std::array<std::pair<const char*, uint64_t>, 8> named() const {
+  std::array<std::pair<const char*, uint64_t>, 10> named() const {
     return {{{"dropped_events", dropped_events},
              {"unmatched_range_ends", unmatched_range_ends},
              {"unfinished_ranges", unfinished_ranges},
@@ -191,7 +193,24 @@ struct TraceStats {
              {"events_before_window", events_before_window},
              {"gpu_dropped_records", gpu_dropped_records},
              {"unreadable_torch_events", unreadable_torch_events},
-             {"unreadable_torch_fields", unreadable_torch_fields}}};
+             {"unreadable_torch_fields", unreadable_torch_fields},
+             {"kernel_metrics_left_out", kernel_metrics_left_out},
+             {"kernel_metrics_unmatched", kernel_metrics_unmatched}}};
+  }
+};
+
+// Per-kernel hardware metrics (ExperimentalConfig.gpu_metrics / l2_cache): a row of values for
+// each measured kernel, one value per column.
+struct KernelMetricsTable {
+  static constexpr uint32_t kNoRow = UINT32_MAX;
+  std::vector<StringId> columns;  // export names, e.g. "SM Throughput (%)"
+  std::vector<uint32_t> row;      // per GPU activity: its row, or kNoRow (none measured)
+  std::vector<double> values;     // row-major, columns.size() per row; NaN: not evaluated
+
+  // The values of GPU activity `activity` (columns.size() of them), or nullptr when it has none.
+  const double* of(size_t activity) const {
+    return activity < row.size() && row[activity] != kNoRow ? values.data() + size_t{row[activity]} * columns.size()
+                                                            : nullptr;
   }
 };
 
@@ -199,6 +218,7 @@ struct GpuTrace {
   std::vector<GpuActivity> activities;  // by device, stream, start
   std::vector<uint64_t> external_ids;   // per activity: host range id of its launch, or 0
   std::vector<GpuDevice> devices;
+  KernelMetricsTable kernel_metrics;
   bool collected = false;               // GPU collection ran for this trace
 };
 

@@ -180,6 +180,8 @@ class TraceStats(TypedDict):
     gpu_dropped_records: int
     unreadable_torch_events: int
     unreadable_torch_fields: int
+    kernel_metrics_left_out: int
+    kernel_metrics_unmatched: int
 
 @type_check_only
 class KeyAverageRow(TypedDict):
@@ -216,6 +218,8 @@ class GpuActivity(TypedDict):
     stream: int
     correlation: int
     external_id: int
+    metrics: dict[str, float]
+    """Per-kernel hardware metrics by column ("SM Throughput (%)"); empty when not measured."""
 
 @type_check_only
 class GpuDevice(TypedDict):
@@ -405,6 +409,18 @@ def telemetry_stop() -> TelemetryReport:
 
 def gpu_discard() -> None:
     """Drop GPU activity collected so far (warm-up)."""
+
+def gpu_metrics_configure(group: str, l2_cache: bool) -> None:
+    """What the next windows measure per kernel (a GpuMetrics value, and the L2 hit rate)."""
+
+def gpu_metrics_begin() -> str:
+    """Measure the kernels launched on this thread's CUDA context from now; returns why not, or ''."""
+
+def gpu_metrics_end() -> tuple[str, int]:
+    """Stop measuring and read the values; returns (why they could not be read or '', kernels left out)."""
+
+def supported_gpu_metric_groups(device: int) -> tuple[list[str], str]:
+    """The GpuMetrics values device `device`'s chip can measure, and why none when it cannot say."""
 
 def gpu_collecting() -> bool: ...
 def gpu_clock() -> tuple[bool, int]:

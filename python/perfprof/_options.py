@@ -12,7 +12,7 @@ from typing import Any, Dict, Iterable, Optional, Tuple
 
 from ._logging import warn_once
 from .activity import ProfilerActivity, normalize_activities
-from .experimental_config import ExperimentalConfig
+from .experimental_config import ExperimentalConfig, GpuMetrics
 
 
 @dataclasses.dataclass(frozen=True)
@@ -95,6 +95,10 @@ class ProfilerOptions:
         if self.profile_memory and not self.cpu:
             warn_once("memory-without-cpu", "perfprof: profile_memory=True needs ProfilerActivity.CPU in activities "
                       "(allocations are recorded with the host's operators); no memory is recorded")
+        config = self.experimental_config
+        if (config.gpu_metrics is not GpuMetrics.GpuMetricsNone or config.l2_cache) and not self.cuda:
+            warn_once("gpu-metrics-without-cuda", "perfprof: ExperimentalConfig gpu_metrics and l2_cache need "
+                      "ProfilerActivity.CUDA in activities (the metrics are given to kernel records); none is measured")
         for option in self.experimental_config.uncollected_options():
             warn_once(f"config-{option}",
                       f"perfprof: ExperimentalConfig {option} is not collected by this version yet; it has no effect.")

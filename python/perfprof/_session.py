@@ -206,6 +206,10 @@ def _report_losses(stats: _core.TraceStats, limit_bytes: Optional[int]) -> None:
     if stats["gpu_dropped_records"]:
         logger.warning("perfprof: CUPTI dropped %d GPU activity records (buffers full); the trace "
                        "lacks them", stats["gpu_dropped_records"])
+    if stats["kernel_metrics_unmatched"]:
+        logger.warning("perfprof: the GPU metrics of %d measured kernels were left out: CUPTI's measured kernels and "
+                       "the kernel records did not pair one to one (docs/gpu_metrics.md)",
+                       stats["kernel_metrics_unmatched"])
 
 
 def _forget_collection_in_child() -> None:

@@ -5,7 +5,7 @@ import enum
 import numbers
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Type, TypeVar, Union
 
-from ._logging import warn_once
+from ._logging import logger, warn_once
 
 
 class ExportType(enum.Enum):
@@ -14,7 +14,7 @@ class ExportType(enum.Enum):
     Text = "text"
     """Chrome trace JSON (Perfetto UI, chrome://tracing, HolisticTraceAnalysis, TensorBoard)."""
     Db = "db"
-    """SQLite database (not available in this version)."""
+    """SQLite database (docs/database.md)."""
 
 
 class ProfilerLevel(enum.Enum):
@@ -63,9 +63,27 @@ def supported_profiler_level() -> List[ProfilerLevel]:
     return list(ProfilerLevel)
 
 
-def supported_gpu_metrics() -> List[GpuMetrics]:
-    """GPU metric groups ExperimentalConfig accepts."""
-    return list(GpuMetrics)
+def supported_gpu_metrics(device: int = 0) -> List[GpuMetrics]:
+    """The GPU metric groups CUDA device `device` can measure: ``GpuMetricsNone`` and each group
+    whose every metric the device's chip has, as CUPTI lists them. Only ``GpuMetricsNone`` where
+    CUPTI cannot say (no GPU, no CUPTI, a CUPTI without the Range Profiler API); the reason is
+    logged. A group listed may still be refused when a profiler starts (another tool holding the
+    GPU's counters, counters restricted to administrators): that is logged then."""
+    if isinstance(device, bool) or not isinstance(device, int):
+        raise TypeError(f"device must be an int, not {type(device).__name__}")
+    if device < 0:
+        raise ValueError(f"device must be 0 or more, not {device}")
+    from .cuda import cuda_status
+    from . import _core
+
+    status = cuda_status()
+    if not status["available"]:
+        logger.info("perfprof: no GPU metrics can be measured: %s", status["reason"])
+        return [GpuMetrics.GpuMetricsNone]
+    names, error = _core.supported_gpu_metric_groups(device)
+    if error:
+        logger.info("perfprof: CUPTI cannot say which GPU metrics device %d measures: %s", device, error)
+    return [GpuMetrics.GpuMetricsNone] + [GpuMetrics(name) for name in names]
 
 
 class ExperimentalConfig:
@@ -82,9 +100,10 @@ class ExperimentalConfig:
         mstx_domain_include: record only these mstx domains. Wins over ``mstx_domain_exclude``
             when both are given (with a warning).
         mstx_domain_exclude: record every mstx domain but these.
-        gpu_metrics: per-kernel hardware metrics (default ``GpuMetricsNone`` at Level_none and
-            Level0, ``PipeUtilization`` at Level1 and Level2).
-        l2_cache: collect L2 cache hit rates.
+        gpu_metrics: per-kernel hardware metrics, read with CUPTI's range profiler (default
+            ``GpuMetricsNone``, at every level: measuring serialises the kernels, so it is
+            asked for explicitly). Needs ``ProfilerActivity.CUDA``; see docs/gpu_metrics.md.
+        l2_cache: add each kernel's L2 cache hit rate to the metrics above.
         op_attr: collect operator attributes.
         data_simplification: remove a run directory's capture once its trace and tables are
             written (False keeps it, for ``perfprof analyse`` to write them again).
@@ -161,10 +180,7 @@ class ExperimentalConfig:
                 "mstx_domain_include takes effect and mstx_domain_exclude is ignored.",
             )
             self.mstx_domain_exclude = []
-        if gpu_metrics is None:
-            detailed = self.profiler_level in (ProfilerLevel.Level1, ProfilerLevel.Level2)
-            gpu_metrics = GpuMetrics.PipeUtilization if detailed else GpuMetrics.GpuMetricsNone
-        self.gpu_metrics: GpuMetrics = _member(GpuMetrics, gpu_metrics, "gpu_metrics")
+        self.gpu_metrics: GpuMetrics = _member(GpuMetrics, gpu_metrics or GpuMetrics.GpuMetricsNone, "gpu_metrics")
         self.l2_cache: bool = _flag(l2_cache, "l2_cache")
         self.op_attr: bool = _flag(op_attr, "op_attr")
         self.data_simplification: bool = _flag(data_simplification, "data_simplification")
@@ -199,8 +215,6 @@ class ExperimentalConfig:
     def uncollected_options(self) -> List[str]:
         """Options set to a non-default value whose collection this version does not have."""
         pending = {
-            f"gpu_metrics={self.gpu_metrics.value}": self.gpu_metrics is not GpuMetrics.GpuMetricsNone,
-            "l2_cache": self.l2_cache,
             "op_attr": self.op_attr,
             "host_sys=osrt": "osrt" in self.host_sys,
         }

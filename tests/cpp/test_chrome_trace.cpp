@@ -16,6 +16,7 @@
 #include "export/chrome_trace.h"
 #include "export/output_file.h"
 #include "json_checker.h"
+#include "kernel_metrics_model.h"
 #include "test_util.h"
 #include "trace/trace_builder.h"
 
@@ -375,6 +376,27 @@ TEST_F(ChromeTrace, PythonFramesCarryTheirIdAndTheirCallersId) {
   EXPECT_EQ(ids, (std::map<std::string, Ids>{{"<module>", {"1", "null"}}, {"f", {"2", "1"}},
                                              {"g inside the op", {"3", "2"}}, {"second", {"4", "null"}}}));
   EXPECT_EQ(event_of(doc, "X", "aten::add").at("args").keys, std::vector<std::string>{"stream"});
+}
+
+TEST_F(ChromeTrace, MeasuredKernelsCarryTheirMetricValuesAsArgs) {
+  namespace metrics = test::kernel_metrics_model;
+  const std::string path = dir_.file("metrics.json");
+  write_trace(test::measured_kernels(), path, ChromeTraceOptions{});
+  const Json doc = test::parse_json(test::read_file(path));
+  const std::vector<std::string> kernel_args = {"device", "context", "stream", "correlation", "registers per thread",
+                                                "shared memory", "grid", "block"};
+  // After the kernel's own args, one per metric evaluated for it: DRAM Read (NaN) has none.
+  std::vector<std::string> measured_args = kernel_args;
+  measured_args.insert(measured_args.end(), {metrics::kSmThroughput, metrics::kDramWrite});
+  const Json& gemm = event_of(doc, "X", "gemm").at("args");
+  EXPECT_EQ(gemm.keys, measured_args);
+  EXPECT_EQ(number_text(gemm, metrics::kSmThroughput), "87.5");
+  EXPECT_EQ(number_text(gemm, metrics::kDramWrite), "12345678901");
+  // Work that was not measured keeps the args it had.
+  EXPECT_EQ(event_of(doc, "X", "relu").at("args").keys, kernel_args);
+  const std::vector<std::string> copy_args = {"device", "context", "stream", "correlation", "bytes",
+                                              "memory bandwidth (GB/s)"};
+  EXPECT_EQ(event_of(doc, "X", "Memcpy DtoH").at("args").keys, copy_args);
 }
 
 TEST_F(ChromeTrace, GzipOutputHoldsTheSameTrace) {

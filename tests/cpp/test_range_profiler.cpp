@@ -2,7 +2,6 @@
 // Profiler session (cupti/range_profiler.h) against the CUPTI test double, loaded by path the way
 // perfprof loads libcupti. The double implements the Range Profiler and Profiler Host APIs from
 // their headers; what real CUPTI does on a GPU is for tests/gpu (docs/gpu_metrics.md).
-#include <dlfcn.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -14,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "../cupti_double/fake_cupti_control.h"
+#include "fake_cupti_controls.h"
 #include "cupti/cupti_library.h"
 #include "cupti/gpu_metric_sets.h"
 #include "cupti/range_profiler.h"
@@ -105,37 +104,7 @@ TEST(GpuMetricSets, AColumnWithoutItsValueIsNan) {
 
 // --- The session, on the double ------------------------------------------------------------------
 
-// The double's control API, resolved by name from the library perfprof loaded.
-struct FakeCupti {
-#define FAKE_CUPTI_CONTROLS(X)      \
-  X(fake_cupti_reset_keeping_callbacks) \
-  X(fake_cupti_fail)                \
-  X(fake_cupti_launch_kernel)       \
-  X(fake_cupti_set_device_chip)     \
-  X(fake_cupti_add_chip_metric)     \
-  X(fake_cupti_set_kernel_metric)   \
-  X(fake_cupti_set_metrics_per_pass) \
-  X(fake_cupti_last_range_config)   \
-  X(fake_cupti_profiler_objects)
-#define FAKE_CUPTI_MEMBER(name) decltype(&::name) name = nullptr;
-  FAKE_CUPTI_CONTROLS(FAKE_CUPTI_MEMBER)
-#undef FAKE_CUPTI_MEMBER
-
-  static FakeCupti& instance() {
-    static FakeCupti fake = [] {
-      void* handle = dlopen(PERFPROF_FAKE_CUPTI, RTLD_NOW | RTLD_LOCAL);
-      FakeCupti f;
-#define FAKE_CUPTI_RESOLVE(name) f.name = reinterpret_cast<decltype(&::name)>(dlsym(handle, #name));
-      FAKE_CUPTI_CONTROLS(FAKE_CUPTI_RESOLVE)
-#undef FAKE_CUPTI_RESOLVE
-      return f;
-    }();
-    return fake;
-  }
-#undef FAKE_CUPTI_CONTROLS
-};
-
-FakeCupti& fake() { return FakeCupti::instance(); }
+using test_double::fake;
 
 constexpr uint32_t kContextId = 3;
 constexpr int kDevice = 0;
@@ -366,7 +335,7 @@ TEST_F(RangeProfiler, AMissingEntryPointIsNamed) {
   // No entry point at all, as without libcupti: the same message, no call made.
   EXPECT_FALSE(
       KernelMetricsSession::open_with(CuptiApi{}, context_of(kContextId), kDevice, kMetrics, 16, error));
-  EXPECT_NE(error.find("cuptiProfilerInitialize is missing"), std::string::npos) << error;
+  EXPECT_NE(error.find("cuptiGetContextId is missing"), std::string::npos) << error;
   EXPECT_EQ(objects_alive().initialized, 0);
 }
 

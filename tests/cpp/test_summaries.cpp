@@ -17,6 +17,7 @@
 #include "analysis/step_trace_time.h"
 #include "analysis/time_intervals.h"
 #include "export/exporters.h"
+#include "kernel_metrics_model.h"
 #include "model_builder.h"
 #include "test_util.h"
 
@@ -155,6 +156,31 @@ TEST(SummaryCsv, OpStatisticCsvHasNsysColumnsAndQuotesNames) {
   EXPECT_FALSE(has_summary(trace, SummaryTable::ApiStatistic));
   EXPECT_FALSE(has_summary(trace, SummaryTable::StepTraceTime));
   EXPECT_FALSE(has_summary(trace, SummaryTable::OperatorDetails));
+}
+
+TEST(SummaryCsv, KernelDetailsCsvHasAColumnPerMeasuredMetric) {
+  const AnalysedTrace trace(test::measured_kernels());
+  test::TempDir dir;
+  SummaryCsvExporter(SummaryTable::KernelDetails).write(trace, dir.file("kernel_details.csv"));
+  // gemm's DRAM Read was not evaluated (NaN); the copy and relu were not measured.
+  EXPECT_EQ(test::read_file(dir.file("kernel_details.csv")),
+            "Name,Type,Device,Stream,Start Time(us),Duration(us),Wait Time(us),Grid,Block,"
+            "Theoretical Occupancy(%),Operator,SM Throughput (%),DRAM Read (bytes),"
+            "\"DRAM Write (bytes, \"\"all\"\")\"\n"
+            "gemm,Compute,1,7,1700000000000001.000,0.200,0.000,\"[80, 1, 1]\",\"[256, 1, 1]\",,,87.5,,12345678901\n"
+            "Memcpy DtoH,Memory,1,7,1700000000000001.300,0.100,0.100,,,,,,,\n"
+            "relu,Compute,1,7,1700000000000001.500,0.100,0.100,\"[0, 0, 0]\",\"[0, 0, 0]\",,,,,\n");
+}
+
+TEST(SummaryCsv, KernelDetailsCsvWithoutMetricsEndsAtOperator) {
+  ModelBuilder b;
+  b.gpu_work(0, 100, "relu", kComputeStream);
+  test::TempDir dir;
+  SummaryCsvExporter(SummaryTable::KernelDetails).write(AnalysedTrace(b.model()), dir.file("kernel_details.csv"));
+  EXPECT_EQ(test::read_file(dir.file("kernel_details.csv")),
+            "Name,Type,Device,Stream,Start Time(us),Duration(us),Wait Time(us),Grid,Block,"
+            "Theoretical Occupancy(%),Operator\n"
+            "relu,Compute,0,7,0.000,0.100,0.000,\"[0, 0, 0]\",\"[0, 0, 0]\",,\n");
 }
 
 TEST(DeviceWork, NcclAndRcclKernelsAreCommunicationCopiesAreMemory) {

@@ -1180,6 +1180,9 @@ namespace {
 
 std::atomic<int> g_driver_init_result{0};
 std::atomic<int> g_driver_device_count{1};
+std::atomic<uint32_t> g_current_context{0};  // the context id cuCtxGetCurrent reports; 0: none
+std::atomic<uint32_t> g_current_device{0};
+std::atomic<uint64_t> g_context_synchronizations{0};
 
 const char* runtime_callback_name(uint32_t cbid) {
   switch (cbid) {
@@ -1211,6 +1214,39 @@ FAKE_CUPTI_API CUresult CUDAAPI cuDeviceGetCount(int* count) {
 void fake_cupti_set_driver(int init_result, int device_count) {
   g_driver_init_result.store(init_result);
   g_driver_device_count.store(device_count);
+}
+
+// Context handle N is context id N (as for the range profiler's CUcontext handles).
+FAKE_CUPTI_API CUresult CUDAAPI cuCtxGetCurrent(CUcontext* context) {
+  if (!context) return CUDA_ERROR_INVALID_VALUE;
+  *context = reinterpret_cast<CUcontext>(static_cast<uintptr_t>(g_current_context.load()));
+  return CUDA_SUCCESS;
+}
+
+FAKE_CUPTI_API CUresult CUDAAPI cuCtxSynchronize() {
+  if (g_current_context.load() == 0) return CUDA_ERROR_INVALID_CONTEXT;
+  g_context_synchronizations.fetch_add(1);
+  return CUDA_SUCCESS;
+}
+
+void fake_cupti_set_current_context(uint32_t context_id, uint32_t device) {
+  g_current_device.store(device);
+  g_current_context.store(context_id);
+}
+
+uint64_t fake_cupti_context_synchronizations(void) { return g_context_synchronizations.load(); }
+
+CUptiResult CUPTIAPI cuptiGetContextId(CUcontext context, uint32_t* contextId) {
+  if (!context || !contextId) return CUPTI_ERROR_INVALID_PARAMETER;
+  *contextId = static_cast<uint32_t>(reinterpret_cast<uintptr_t>(context));
+  return CUPTI_SUCCESS;
+}
+
+// Every context is on the device of the last fake_cupti_set_current_context.
+CUptiResult CUPTIAPI cuptiGetDeviceId(CUcontext context, uint32_t* deviceId) {
+  if (!context || !deviceId) return CUPTI_ERROR_INVALID_PARAMETER;
+  *deviceId = g_current_device.load();
+  return CUPTI_SUCCESS;
 }
 
 // Runtime callbacks the double simulates are named as CUPTI names them ("cudaLaunchKernel_v7000").

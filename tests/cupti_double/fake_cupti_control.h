@@ -184,6 +184,13 @@ FAKE_CUPTI_API void fake_cupti_profiler_objects(int* initialized, size_t* host_o
  * by fake_cupti_reset. */
 FAKE_CUPTI_API void fake_cupti_set_driver(int init_result, int device_count);
 
+/* The context the calling thread uses, as the driver's cuCtxGetCurrent reports it (to every
+ * thread): context id `context_id` (0: none) on CUDA device `device`, which cuptiGetDeviceId
+ * reports for any context. cuCtxSynchronize succeeds while a context is current and counts its
+ * calls (fake_cupti_context_synchronizations). Not reset by fake_cupti_reset. */
+FAKE_CUPTI_API void fake_cupti_set_current_context(uint32_t context_id, uint32_t device);
+FAKE_CUPTI_API uint64_t fake_cupti_context_synchronizations(void);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -4,7 +4,6 @@ finished run, a run kept unanalysed (analyse_flag=False) and a run whose process
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import signal
 import subprocess

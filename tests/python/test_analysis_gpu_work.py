@@ -8,7 +8,6 @@ so every launch after a stream's first waits behind the work before it, however 
 loaded machine runs the script; the numbers that still depend on when the calls were made are
 computed from the calls' recorded times.
 """
-import glob
 import os
 import sqlite3
 

@@ -11,7 +11,7 @@ import torch
 
 import fake_cupti
 import perfprof
-from database_checks import NSYS_KERNEL_SUMMARY, assert_sound, query, text, us_to_ns
+from database_checks import NSYS_KERNEL_SUMMARY, assert_sound, query, us_to_ns
 from perfprof import mstx
 from perfprof.analysis._run_database import SCHEMA_VERSION
 from trace_checks import load_trace

@@ -20,7 +20,6 @@ from torch import nn  # noqa: E402
 import perfprof  # noqa: E402
 from perfprof import ProfilerActivity  # noqa: E402
 from perfprof.memory import CATEGORIES  # noqa: E402
-from trace_checks import load_trace  # noqa: E402
 
 STEPS = 4
 

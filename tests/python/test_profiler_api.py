@@ -147,13 +147,22 @@ def test_capturing_in_a_child_thread_does_not_load_cupti():
 
 def test_uncollected_options_are_logged_once(caplog):
     caplog.set_level(logging.WARNING, logger="perfprof")
-    config = ExperimentalConfig(l2_cache=True, host_sys=["cpu", "osrt"])
+    config = ExperimentalConfig(op_attr=True, host_sys=["cpu", "osrt"])
     for _ in range(2):
         with perfprof.profile(experimental_config=config):
             pass
     text = caplog.text
-    for option in ("l2_cache", "host_sys=osrt"):
+    for option in ("op_attr", "host_sys=osrt"):
         assert text.count(option) == 1, option
+
+
+def test_gpu_metrics_without_cuda_activity_say_so_once(caplog):
+    caplog.set_level(logging.WARNING, logger="perfprof")
+    config = ExperimentalConfig(gpu_metrics="Memory")
+    for _ in range(2):
+        with perfprof.profile(activities=[perfprof.ProfilerActivity.CPU], experimental_config=config):
+            pass
+    assert caplog.text.count("gpu_metrics and l2_cache need ProfilerActivity.CUDA") == 1
 
 
 class TestExperimentalConfig:
@@ -166,10 +175,10 @@ class TestExperimentalConfig:
         assert config.data_simplification is True and config.gc_detect_threshold is None
         assert config.uncollected_options() == []
 
-    def test_gpu_metrics_default_follows_the_level(self):
-        assert ExperimentalConfig(profiler_level=ProfilerLevel.Level1).gpu_metrics is GpuMetrics.PipeUtilization
-        assert ExperimentalConfig(profiler_level="Level2").gpu_metrics is GpuMetrics.PipeUtilization
-        assert ExperimentalConfig(profiler_level="level_none").gpu_metrics is GpuMetrics.GpuMetricsNone
+    def test_gpu_metrics_are_asked_for_explicitly_at_every_level(self):
+        # Not PipeUtilization at Level1/2 as the spec's aic_metrics: measuring serialises kernels.
+        for level in ProfilerLevel:
+            assert ExperimentalConfig(profiler_level=level).gpu_metrics is GpuMetrics.GpuMetricsNone
 
     def test_strings_are_accepted_for_enums(self):
         config = ExperimentalConfig(export_type=["text", "DB"], profiler_level="Level1", gpu_metrics="Memory")
@@ -253,7 +262,14 @@ class TestExperimentalConfig:
     def test_supported_queries(self):
         assert perfprof.supported_export_type() == [ExportType.Text, ExportType.Db]
         assert perfprof.supported_profiler_level() == list(ProfilerLevel)
-        assert GpuMetrics.Occupancy in perfprof.supported_gpu_metrics()
+        groups = perfprof.supported_gpu_metrics()
+        assert groups[0] is GpuMetrics.GpuMetricsNone
+        if not perfprof.cuda_status()["available"]:  # what the chip measures: tests/python/test_gpu_kernel_metrics.py
+            assert groups == [GpuMetrics.GpuMetricsNone]
+        with pytest.raises(ValueError, match="device"):
+            perfprof.supported_gpu_metrics(-1)
+        with pytest.raises(TypeError, match="device"):
+            perfprof.supported_gpu_metrics("0")
 
 
 def test_spec_alias_names():

@@ -21,7 +21,6 @@ from torch import nn  # noqa: E402
 from torch.profiler._memory_profiler import MemoryProfile, MemoryProfileTimeline  # noqa: E402
 
 import perfprof  # noqa: E402
-from perfprof import ProfilerActivity  # noqa: E402
 from perfprof.memory import CATEGORIES  # noqa: E402
 from python_calls import masked_address, split_torch_calls  # noqa: E402
 from trace_checks import load_trace  # noqa: E402

@@ -1,5 +1,8 @@
-// The GPU's activities as Nsight Systems exports them (CUPTI_ACTIVITY_KIND_*), and its devices
-// (TARGET_INFO_GPU). Names are string ids; copy kinds are CUPTI's numbers, as in nsys.
+// The GPU's activities as Nsight Systems exports them (CUPTI_ACTIVITY_KIND_*), its devices
+// (TARGET_INFO_GPU) and the hardware metrics measured per kernel (GPU_KERNEL_METRICS). Names are
+// string ids; copy kinds are CUPTI's numbers, as in nsys.
+#include <cmath>
+
 #include "export/database/kernel_name.h"
 #include "export/database/table.h"
 #include "export/database/tables.h"
@@ -92,6 +95,41 @@ const Table<GpuDevice> kDevices{
         {"l2CacheSize", SqlType::Integer, [](const GpuDevice& d) { return SqlValue(d.l2_cache_bytes); }},
     }};
 
+// One measured value of one kernel. The table is long (a row per kernel and metric), not a column
+// per metric: which metrics a session measures is its choice, and the schema stays the same.
+struct KernelMetricRow {
+  const Context& c;
+  const GpuActivity& a;
+  StringId metric;  // the column's name
+  double value;
+};
+
+const Table<KernelMetricRow> kKernelMetrics{
+    "GPU_KERNEL_METRICS",
+    {
+        {"start", SqlType::Integer, [](const KernelMetricRow& r) { return SqlValue(r.c.time(r.a.start_ns)); }},
+        {"deviceId", SqlType::Integer, [](const KernelMetricRow& r) { return SqlValue(r.a.device); }},
+        {"streamId", SqlType::Integer, [](const KernelMetricRow& r) { return SqlValue(r.a.stream); }},
+        {"correlationId", SqlType::Integer, [](const KernelMetricRow& r) { return SqlValue(r.a.correlation); }},
+        {"metricNameId", SqlType::Integer, [](const KernelMetricRow& r) { return SqlValue(r.metric); }},
+        {"value", SqlType::Real, [](const KernelMetricRow& r) { return SqlValue(r.value); }},
+    }};
+
+// Every kernel's measured values; a column not evaluated for a kernel (NaN) has no row.
+void write_kernel_metrics(Context& c) {
+  TableWriter<KernelMetricRow> writer(c.db, kKernelMetrics);
+  const GpuTrace& gpu = c.model.gpu;
+  for (size_t i = 0; i < gpu.activities.size(); ++i) {
+    const double* values = gpu.kernel_metrics.of(i);
+    if (values == nullptr || gpu.activities[i].kind != GpuActivityKind::Kernel) continue;
+    for (size_t column = 0; column < gpu.kernel_metrics.columns.size(); ++column) {
+      if (std::isfinite(values[column])) {
+        writer.insert({c, gpu.activities[i], gpu.kernel_metrics.columns[column], values[column]});
+      }
+    }
+  }
+}
+
 }  // namespace
 
 void write_gpu_tables(Context& c) {
@@ -120,6 +158,7 @@ void write_gpu_tables(Context& c) {
   }
   TableWriter<GpuDevice> devices(c.db, kDevices);
   for (const GpuDevice& device : c.model.gpu.devices) devices.insert(device);
+  write_kernel_metrics(c);
 }
 
 }  // namespace perfprof::db

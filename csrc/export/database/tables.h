@@ -6,9 +6,10 @@
 namespace perfprof::db {
 
 // The schema version in META_DATA: raised whenever a table or column changes meaning or goes.
-inline constexpr int kSchemaVersion = 4;
+inline constexpr int kSchemaVersion = 5;
 
-// CUPTI_ACTIVITY_KIND_KERNEL, _MEMCPY, _MEMSET, _SYNCHRONIZATION, TARGET_INFO_GPU (gpu_tables.cpp).
+// CUPTI_ACTIVITY_KIND_KERNEL, _MEMCPY, _MEMSET, _SYNCHRONIZATION, TARGET_INFO_GPU, GPU_KERNEL_METRICS
+// (gpu_tables.cpp).
 void write_gpu_tables(Context& c);
 // CUPTI_ACTIVITY_KIND_RUNTIME, _DRIVER (api_tables.cpp).
 void write_api_tables(Context& c);

@@ -1,10 +1,11 @@
-"""GPU activity through CUPTI (csrc/cupti): kernels, copies, sets, runtime and driver calls."""
+"""GPU activity through CUPTI (csrc/cupti): kernels, copies, sets, runtime and driver calls, and
+each kernel's hardware metrics when ExperimentalConfig.gpu_metrics or l2_cache ask for them."""
 from __future__ import annotations
 
 from .. import _core
 from .._logging import logger, warn_once
 from .._options import ProfilerOptions
-from ..experimental_config import ProfilerLevel
+from ..experimental_config import GpuMetrics, ProfilerLevel
 from .base import Collection, Collector
 
 # ProfilerLevel -> the collector's level (csrc/cupti/activity_collector.h).
@@ -21,13 +22,16 @@ class GpuActivity(Collector):
     def __init__(self, options: ProfilerOptions) -> None:
         super().__init__(options)
         self._collecting = False
+        config = options.experimental_config
+        self._measures_kernels = config.gpu_metrics is not GpuMetrics.GpuMetricsNone or config.l2_cache
 
     @staticmethod
     def wanted(options: ProfilerOptions) -> bool:
         return options.cuda
 
     def start(self) -> None:
-        error, skipped = _core.gpu_start(_GPU_LEVELS[self.options.experimental_config.profiler_level])
+        config = self.options.experimental_config
+        error, skipped = _core.gpu_start(_GPU_LEVELS[config.profiler_level])
         if error:
             warn_once(f"gpu-start-{error}", f"perfprof: GPU activity is not collected: {error}")
             return
@@ -35,17 +39,35 @@ class GpuActivity(Collector):
             warn_once(f"gpu-skipped-{skipped}", "perfprof: this CUPTI or GPU refused some activity kinds, "
                       f"which are not collected: {', '.join(skipped)}")
         self._collecting = True
+        _core.gpu_metrics_configure(config.gpu_metrics.value, config.l2_cache)
 
     def window_begin(self) -> None:
-        if self._collecting:
-            _core.gpu_discard()
+        if not self._collecting:
+            return
+        _core.gpu_discard()
+        if self._measures_kernels:
+            # Kernels launched from here on are measured (CUPTI serialises them meanwhile).
+            error = _core.gpu_metrics_begin()
+            if error:
+                warn_once(f"gpu-metrics-{error}", f"perfprof: per-kernel GPU metrics are not measured: {error}")
 
     def stop(self, collection: Collection) -> None:
         if not self._collecting:
             return
         self._collecting = False
         collection.gpu_records = True
+        if self._measures_kernels:
+            self._end_kernel_metrics()
         flush_error = _core.gpu_stop()  # flushes what CUPTI still holds
         if flush_error:
             logger.warning("perfprof: CUPTI could not hand over its GPU activity buffers (%s); GPU activity "
                            "recorded after the last buffer it completed is missing from this cycle", flush_error)
+
+    @staticmethod
+    def _end_kernel_metrics() -> None:
+        error, left_out = _core.gpu_metrics_end()
+        if error:
+            logger.warning("perfprof: the per-kernel GPU metrics of this cycle could not be read: %s", error)
+        if left_out:
+            logger.warning("perfprof: %d kernels launched in this cycle's window were not measured (past the most "
+                           "CUPTI measures in one window); their GPU metrics are missing", left_out)

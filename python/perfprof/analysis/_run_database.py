@@ -14,7 +14,7 @@ from ._sql import query_text
 from ._table import Table
 
 #: The database schema the shipped queries need (META_DATA ``schema_version``; docs/formats/database.md).
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 
 class OutdatedDatabaseError(ValueError):
