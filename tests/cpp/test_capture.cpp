@@ -3,6 +3,7 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <cmath>
 #include <csignal>
 #include <cstring>
 #include <filesystem>
@@ -111,6 +112,10 @@ Capture sample_capture() {
   gpu.collected.devices.push_back(device);
   gpu.collected.dropped_records = 6;
   gpu.stream_annotations.push_back({3, 7});
+  gpu.kernel_metrics.columns = {"DRAM Read (bytes)", "L2 Hit Rate (%)"};
+  gpu.kernel_metrics.kernels.push_back({41, 2'100'000, {4096, std::nan("")}});
+  gpu.kernel_metrics.kernels_left_out = 2;
+  gpu.kernel_metrics.kernels_unmatched = 1;
 
   Capture capture = capture_of_this_process(std::move(host), std::move(gpu), {900'000, 9'000'000});
   capture.other_threads.push_back({kAutogradTid, "pt_autograd_0"});
@@ -167,8 +172,42 @@ TEST(Capture, WhatIsReadBackIsWhatWasWritten) {
   EXPECT_EQ(read.gpu.collected.devices.at(0).name, "Test GPU");
   EXPECT_EQ(read.gpu.collected.dropped_records, 6u);
   EXPECT_EQ(read.gpu.stream_annotations.at(0).stream, 7u);
+  const KernelMetricsInput& metrics = read.gpu.kernel_metrics;
+  EXPECT_EQ(metrics.columns, (std::vector<std::string>{"DRAM Read (bytes)", "L2 Hit Rate (%)"}));
+  ASSERT_EQ(metrics.kernels.size(), 1u);
+  EXPECT_EQ(metrics.kernels[0].correlation, 41u);
+  EXPECT_EQ(metrics.kernels[0].start_ns, 2'100'000);
+  EXPECT_EQ(metrics.kernels[0].values[0], 4096);
+  EXPECT_TRUE(std::isnan(metrics.kernels[0].values[1]));
+  EXPECT_EQ(metrics.kernels_left_out, 2u);
+  EXPECT_EQ(metrics.kernels_unmatched, 1u);
   EXPECT_EQ(read.window.begin_ns, 900'000);
   EXPECT_EQ(read.other_threads.back().name, "pt_autograd_0");
+}
+
+TEST(Capture, KernelMetricsReachTheirKernelAndWhatCannotIsCounted) {
+  Capture capture = sample_capture();
+  capture.gpu.kernel_metrics.kernels.push_back({99, 2'100'000, {1, 2}});  // no such kernel record
+  const TraceModel model = build_trace(read_capture(bytes_of(capture)).capture);
+  const KernelMetricsTable& table = model.gpu.kernel_metrics;
+  ASSERT_EQ(table.columns.size(), 2u);
+  EXPECT_EQ(model.str(table.columns[0]), "DRAM Read (bytes)");
+  ASSERT_EQ(model.gpu.activities.at(0).correlation, 41u);
+  const double* values = table.of(0);
+  ASSERT_NE(values, nullptr);
+  EXPECT_EQ(values[0], 4096);
+  EXPECT_TRUE(std::isnan(values[1]));
+  EXPECT_EQ(model.stats.kernel_metrics_left_out, 2u);
+  EXPECT_EQ(model.stats.kernel_metrics_unmatched, 1u + 1u);  // the capture's count and the orphan row
+}
+
+TEST(Capture, KernelMetricValuesThatDoNotMatchTheirColumnsAreRefused) {
+  Capture capture = sample_capture();
+  capture.gpu.kernel_metrics.kernels[0].values.pop_back();
+  const CaptureReading reading = read_capture(bytes_of(capture));
+  EXPECT_FALSE(reading.complete);
+  EXPECT_NE(reading.problem.find("metric values do not match"), std::string::npos) << reading.problem;
+  EXPECT_TRUE(reading.capture.gpu.kernel_metrics.kernels.empty());
 }
 
 TEST(Capture, HoldsOnlyTheStringsItsEventsUse) {
