@@ -6,6 +6,7 @@ import sqlite3
 from pathlib import Path
 
 from fake_cupti import run
+from perfprof import analysis
 
 METRICS = """
 fake.fake_cupti_set_device_chip.argtypes = [u32, ctypes.c_char_p]
@@ -64,6 +65,12 @@ print(json.dumps(dict(correlations=correlations, activities=prof.trace.gpu_activ
                           "JOIN StringIds s ON s.id = m.metricNameId ORDER BY m.correlationId, s.value").fetchall()
     assert rows == sorted((c, name, value) for c, values in ((gemm, GEMM), (relu, RELU), (gemm_9, GEMM))
                           for name, value in values.items())
+
+    with analysis.open_run(str(run_dir)) as opened:
+        summary = analysis.kernel_metrics(opened).rows
+    # gemm_kernel first: two measured kernels, the most device time; metrics in measured order.
+    assert [list(row) for row in summary] == [["gemm_kernel", name, 2, value, value, value] for name, value in GEMM.items()] + \
+        [["relu_kernel", name, 1, value, value, value] for name, value in RELU.items()]
 
     (details,) = Path(run_dir).rglob("kernel_details.csv")
     table = list(csv.DictReader(open(details)))

@@ -15,7 +15,7 @@ analysis of the same name, the numbers agree with it.
 from __future__ import annotations
 
 # Within a section (registry.SECTIONS) reports list analyses as their modules register them.
-from ._gpu_time import (comm_comp_overlap, gpu_utilization, idle_time_breakdown, kernel_breakdown,
+from ._gpu_time import (comm_comp_overlap, gpu_utilization, idle_time_breakdown, kernel_breakdown, kernel_metrics,
                         temporal_breakdown, top_kernels)
 from ._gpu_work import (frequent_kernel_sequences, kernel_launch_stats, kernel_launches, memory_bandwidth,
                         memory_bandwidth_over_time, queue_length, queue_length_over_time)
@@ -32,7 +32,7 @@ __all__ = [
     "ANALYSES", "Analysis", "OutdatedDatabaseError", "RunDatabase", "Table", "UNIT_SUFFIXES", "database_of",
     "open_run", "run_analyses",
     "comm_comp_overlap", "gpu_utilization", "idle_time_breakdown", "kernel_breakdown", "temporal_breakdown",
-    "top_kernels",
+    "top_kernels", "kernel_metrics",
     "frequent_kernel_sequences", "kernel_launch_stats", "kernel_launches", "memory_bandwidth",
     "memory_bandwidth_over_time", "queue_length", "queue_length_over_time",
     "memory_over_time", "memory_peaks", "nvtx_ranges", "python_hot_spots", "run_info", "step_statistics",

@@ -87,6 +87,18 @@ def top_kernels(run: RunDatabase, top: int = 10) -> Table:
     return shipped_query(run, "top_kernels", top=top)
 
 
+@analysis("kernel_metrics", "Kernel hardware metrics", "gpu", takes_top=True)
+def kernel_metrics(run: RunDatabase, top: int = 10) -> Table:
+    """The hardware metrics measured per kernel (``ExperimentalConfig.gpu_metrics``, ``l2_cache``)
+    for the `top` kernel names (-1: every name) with the most device time among their measured
+    kernels.
+
+    Columns: name, metric (its unit in the name), kernels (measured kernels of that name with a
+    value), mean, minimum, maximum. Empty when no metric was measured.
+    """
+    return shipped_query(run, "kernel_metrics", top=top)
+
+
 @analysis("comm_comp_overlap", "Communication overlapped by computation", "gpu")
 def comm_comp_overlap(run: RunDatabase) -> Table:
     """Per device with communication kernels: how much of their time compute kernels ran too.
