@@ -175,13 +175,14 @@ def test_perfprof_run_counts_optimizer_steps_and_passes_the_exit_code_through(tm
 
 def test_perfprof_run_dash_m_records_every_step_without_a_schedule(tmp_path):
     shutil.copy(TRAIN, tmp_path / "train_module.py")
-    result = perfprof_run("-o", "out", "--activities", "cpu", "--record-shapes", "-m", "train_module", "--steps", "3",
-                          "--step-seconds", "0", cwd=str(tmp_path))
+    result = perfprof_run("-o", "out", "--activities", "cpu", "--record-shapes", "--host-sys", "cpu,mem",
+                          "-m", "train_module", "--steps", "3", "--step-seconds", "0", cwd=str(tmp_path))
     assert result.returncode == 0, result.stderr
     (run_dir,) = run_dirs(str(tmp_path / "out"))
     assert steps_of(run_dir) == ["ProfilerStep#0", "ProfilerStep#1", "ProfilerStep#2", "ProfilerStep#3"]
     info = json.load(open(os.path.join(run_dir, "profiler_info.json")))
     assert info["config"]["record_shapes"] is True
+    assert info["config"]["experimental_config"]["host_sys"] == ["cpu", "mem"]
     # Profiling began before the script imported torch: its operators are captured from the import on.
     addmm = [event for event in load_trace(trace_file_of(run_dir))["traceEvents"] if event.get("name") == "aten::addmm"]
     assert len(addmm) >= 3 and all("Input Dims" in event["args"] for event in addmm)
@@ -213,6 +214,8 @@ def test_perfprof_run_explicit_steps_and_a_failing_script_still_write_the_trace(
 def test_perfprof_run_refuses_a_bad_command_line(tmp_path):
     missing = perfprof_run("no_such_script.py", cwd=str(tmp_path))
     assert missing.returncode == 2 and "no such script: no_such_script.py" in missing.stderr
+    bad_group = perfprof_run("--gpu-metrics", "Bogus", TRAIN, cwd=str(tmp_path))
+    assert bad_group.returncode == 2 and "gpu_metrics" in bad_group.stderr
     bad_schedule = perfprof_run("--schedule", "wait=x", TRAIN, cwd=str(tmp_path))
     assert bad_schedule.returncode == 2 and "'wait=x' is not NAME=INTEGER" in bad_schedule.stderr
     config = tmp_path / "profiler_config.json"

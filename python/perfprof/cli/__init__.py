@@ -112,6 +112,14 @@ def summary(paths: List[str], output_format: str, top: int, names: List[str]) ->
 @click.option("--export-type", default=None, metavar="text,db", help="What the run directory gets [default: text].")
 @click.option("--profiler-level", default=None, metavar="LEVEL", help="Level0, Level1, Level2 or Level_none.")
 @click.option("--mstx", is_flag=True, help="Record mstx markers and ranges.")
+@click.option("--gpu-metrics", default=None, metavar="GROUP",
+              help="Measure each kernel's hardware metrics: PipeUtilization, ArithmeticUtilization, Memory, "
+                   "L2Cache, MemoryAccess or Occupancy (serialises kernels while measured).")
+@click.option("--l2-cache", is_flag=True, help="Measure each kernel's L2 hit rate.")
+@click.option("--host-sys", default=None, metavar="cpu,mem,disk,network",
+              help="Sample the host's CPU, memory, disk and network counters.")
+@click.option("--gpu-telemetry", is_flag=True, help="Sample each GPU's utilisation, memory, power, clock and "
+                                                    "temperature (NVML).")
 @click.option("--gc-detect-threshold", type=click.FloatRange(min=0), default=None, metavar="MS",
               help="Record garbage collections longer than MS milliseconds.")
 @click.option("--worker-name", default=None, help="Prefix of the run directory [default: {host}_{pid}].")
@@ -128,7 +136,8 @@ def summary(paths: List[str], output_format: str, top: int, names: List[str]) ->
 def run(module: Optional[str], output: str, config_file: Optional[str], steps_on: str,
         schedule_text: Optional[str], activities: Optional[str], record_shapes: bool, profile_memory: bool,
         with_stack: bool, with_flops: bool, with_modules: bool, export_type: Optional[str],
-        profiler_level: Optional[str], mstx: bool, gc_detect_threshold: Optional[float], worker_name: Optional[str],
+        profiler_level: Optional[str], mstx: bool, gpu_metrics: Optional[str], l2_cache: bool, host_sys: Optional[str],
+        gpu_telemetry: bool, gc_detect_threshold: Optional[float], worker_name: Optional[str],
         no_analyse: bool, auto_plot: Optional[bool], plot_required: bool, run_report: Optional[str],
         target_and_args: List[str]) -> None:
     """Profile SCRIPT (or -m MODULE) with its ARGS, unchanged; exits with its exit code.
@@ -153,7 +162,8 @@ def run(module: Optional[str], output: str, config_file: Optional[str], steps_on
     profile_flags = dict(record_shapes=record_shapes, profile_memory=profile_memory, with_stack=with_stack,
                          with_flops=with_flops, with_modules=with_modules)
     experimental = dict(export_type=_list(export_type), profiler_level=profiler_level, mstx=mstx or None,
-                        gc_detect_threshold=gc_detect_threshold)
+                        gpu_metrics=gpu_metrics, l2_cache=l2_cache or None, host_sys=_list(host_sys),
+                        gpu_telemetry=gpu_telemetry or None, gc_detect_threshold=gc_detect_threshold)
     if config_file is not None:
         given = [f"--{name.replace('_', '-')}" for name, value in {**profile_flags, **experimental}.items() if value]
         given += [name for name, value in (("--schedule", schedule_text), ("--activities", activities),
