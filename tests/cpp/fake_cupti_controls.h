@@ -4,7 +4,10 @@
 // CUDA driver): the same copy, so controls and CUPTI calls see one state.
 #include <dlfcn.h>
 
+#include <string>
+
 #include "../cupti_double/fake_cupti_control.h"
+#include "cupti/cupti_library.h"
 
 namespace perfprof::test_double {
 
@@ -40,5 +43,11 @@ struct FakeCupti {
 };
 
 inline FakeCupti& fake() { return FakeCupti::instance(); }
+
+// Loads the double as perfprof's libcupti and CUDA driver (once per process): "" or why not.
+inline std::string load_as_cupti() {
+  const CuptiStatus& status = CuptiLibrary::instance().load(PERFPROF_FAKE_CUPTI, {}, PERFPROF_FAKE_CUPTI);
+  return status.available ? "" : status.reason;
+}
 
 }  // namespace perfprof::test_double

@@ -53,10 +53,7 @@ struct Launches {
 
 class KernelMetricsCollectorTest : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    const CuptiStatus& status = CuptiLibrary::instance().load(PERFPROF_FAKE_CUPTI, {}, PERFPROF_FAKE_CUPTI);
-    ASSERT_TRUE(status.available) << status.reason;
-  }
+  static void SetUpTestSuite() { ASSERT_EQ(test_double::load_as_cupti(), ""); }
   void SetUp() override {
     fake().fake_cupti_reset_keeping_callbacks();
     fake().fake_cupti_set_device_chip(kDevice, kChip);

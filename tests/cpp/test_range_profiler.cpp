@@ -134,10 +134,7 @@ ObjectsAlive objects_alive() {
 
 class RangeProfiler : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    const CuptiStatus& status = CuptiLibrary::instance().load(PERFPROF_FAKE_CUPTI, {}, PERFPROF_FAKE_CUPTI);
-    ASSERT_TRUE(status.available) << status.reason;
-  }
+  static void SetUpTestSuite() { ASSERT_EQ(test_double::load_as_cupti(), ""); }
   // The activity collector's tests share the double: its callbacks stay registered.
   void SetUp() override {
     fake().fake_cupti_reset_keeping_callbacks();
