@@ -5,9 +5,10 @@
 Each step launches --kernels small elementwise kernels (the case where per-launch profiling cost
 dominates) and synchronises. The loop runs unprofiled, under torch.profiler and under perfprof,
 both with activities CPU + CUDA (perfprof: CUPTI kernels, copies, runtime API; torch.profiler:
-the same plus its operator events), after warm-up steps. Reports the median step time and each
-profiler's added overhead per step, and the ratio. Needs a CUDA GPU; exits with a message
-otherwise.
+the same plus its operator events), after warm-up steps, with activities only, with
+record_shapes and with profile_memory; then perfprof measuring every kernel's PipeUtilization
+metrics (its cost: CUPTI serialises and measures the kernels). Reports the median step time, each
+profiler's added time per kernel and the ratio. Needs a CUDA GPU; exits with a message otherwise.
 """
 from __future__ import annotations
 
@@ -53,27 +54,43 @@ def main() -> int:
         run_step()
     baseline = statistics.median(step_times(run_step, args.steps))
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    def torch_profiler(**options):
         activities = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
-        with torch.profiler.profile(activities=activities,
-                                    schedule=torch.profiler.schedule(wait=0, warmup=2, active=args.steps)) as prof:
-            torch_times = step_times(run_step, args.steps + 2, prof.step)[2:]
+        return torch.profiler.profile(activities=activities, **options,
+                                      schedule=torch.profiler.schedule(wait=0, warmup=2, active=args.steps))
 
-    with perfprof.profile(activities=[perfprof.ProfilerActivity.CPU, perfprof.ProfilerActivity.CUDA],
-                          schedule=perfprof.schedule(wait=0, warmup=2, active=args.steps)) as prof:
-        perfprof_times = step_times(run_step, args.steps + 2, prof.step)[2:]
-    kernels = sum(1 for a in prof.trace.gpu_activities() if a["kind"] == "kernel")
+    def perfprof_profiler(**options):
+        return perfprof.profile(activities=[perfprof.ProfilerActivity.CPU, perfprof.ProfilerActivity.CUDA], **options,
+                                schedule=perfprof.schedule(wait=0, warmup=2, active=args.steps))
 
-    torch_step, perfprof_step = statistics.median(torch_times), statistics.median(perfprof_times)
-    print(f"device: {torch.cuda.get_device_name()}  kernels per step: {args.kernels}  steps: {args.steps}")
-    print(f"perfprof recorded {kernels} kernels")
-    print(f"{'run':16} {'step ms':>9} {'added ms':>9} {'added us/kernel':>16}")
-    for name, value in (("unprofiled", baseline), ("torch.profiler", torch_step), ("perfprof", perfprof_step)):
-        added = value - baseline
-        print(f"{name:16} {value * 1e3:9.3f} {added * 1e3:9.3f} {added * 1e6 / args.kernels:16.2f}")
-    ratio = (perfprof_step - baseline) / max(torch_step - baseline, 1e-9)
-    print(f"perfprof added overhead / torch.profiler added overhead: {ratio:.2f}")
+    def profiled(profiler) -> float:
+        """The median step time under `profiler` (its warm-up steps left out)."""
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with profiler as prof:
+                return statistics.median(step_times(run_step, args.steps + 2, prof.step)[2:])
+
+    # Each option set under both profilers, in one process, one after the other.
+    option_sets = {"activities only": {}, "+ record_shapes": {"record_shapes": True},
+                   "+ profile_memory": {"profile_memory": True}}
+    times = {name: (profiled(torch_profiler(**options)), profiled(perfprof_profiler(**options)))
+             for name, options in option_sets.items()}
+    metrics_config = perfprof.ExperimentalConfig(gpu_metrics=perfprof.GpuMetrics.PipeUtilization)
+    with_metrics = profiled(perfprof_profiler(experimental_config=metrics_config))
+
+    print(f"device: {torch.cuda.get_device_name()}  torch {torch.__version__}  kernels per step: {args.kernels}  "
+          f"steps: {args.steps}")
+    print(f"unprofiled step: {baseline * 1e3:.3f} ms")
+    print(f"{'options':18} {'torch ms':>9} {'perfprof ms':>12} {'torch added us/kernel':>22} "
+          f"{'perfprof added us/kernel':>25} {'ratio':>6}")
+    for name, (torch_step, perfprof_step) in times.items():
+        torch_added, perfprof_added = torch_step - baseline, perfprof_step - baseline
+        print(f"{name:18} {torch_step * 1e3:9.3f} {perfprof_step * 1e3:12.3f} "
+              f"{torch_added * 1e6 / args.kernels:22.2f} {perfprof_added * 1e6 / args.kernels:25.2f} "
+              f"{perfprof_added / max(torch_added, 1e-9):6.2f}")
+    print(f"perfprof with gpu_metrics=PipeUtilization: {with_metrics * 1e3:.3f} ms a step "
+          f"({with_metrics / max(times['activities only'][1], 1e-9):.2f}x perfprof's step without metrics)")
+    print("ratio: perfprof's added overhead / torch.profiler's (the goal is 0.5 or less)")
     return 0
 
 
