@@ -36,12 +36,32 @@ find_path(PERFPROF_CUDA_CRT_INCLUDE_DIR crt/host_defines.h HINTS ${_perfprof_hea
 find_path(PERFPROF_NVTX3_INCLUDE_DIR nvtx3/nvToolsExt.h HINTS ${_perfprof_header_hints} NO_DEFAULT_PATH)
 find_path(PERFPROF_NVML_INCLUDE_DIR nvml.h HINTS ${_perfprof_header_hints} NO_DEFAULT_PATH)
 
+# The activity records and profiler params perfprof reads are those of the CUPTI 13.4 headers
+# (CUpti_ActivityKernel13, ...). Older 13.x headers lack them, which would fail deep in the
+# build; say so here instead. The libcupti loaded at run time may still be any 12.x or 13.x.
+set(PERFPROF_MIN_CUPTI_API_VERSION 130401)
+set(_perfprof_install_hint "pip install 'nvidia-cuda-cupti>=13.4,<14' nvidia-nvtx nvidia-cuda-runtime nvidia-cuda-crt nvidia-nvml-dev")
+set(_perfprof_headers_reason "install the header wheels: ${_perfprof_install_hint}")
+set(NvidiaHeaders_VERSION_OK TRUE)
+if(PERFPROF_CUPTI_INCLUDE_DIR AND EXISTS "${PERFPROF_CUPTI_INCLUDE_DIR}/cupti_version.h")
+  file(STRINGS "${PERFPROF_CUPTI_INCLUDE_DIR}/cupti_version.h" _perfprof_cupti_version_line
+       REGEX "^#define CUPTI_API_VERSION [0-9]+")
+  string(REGEX REPLACE "^#define CUPTI_API_VERSION ([0-9]+).*" "\\1" PERFPROF_CUPTI_API_VERSION
+         "${_perfprof_cupti_version_line}")
+  if(PERFPROF_CUPTI_API_VERSION LESS PERFPROF_MIN_CUPTI_API_VERSION)
+    set(NvidiaHeaders_VERSION_OK FALSE)
+    string(CONCAT _perfprof_headers_reason
+           "the CUPTI headers in ${PERFPROF_CUPTI_INCLUDE_DIR} are API version ${PERFPROF_CUPTI_API_VERSION}, older "
+           "than the 13.4 (130401) perfprof builds against: ${_perfprof_install_hint}, or set "
+           "PERFPROF_CUPTI_INCLUDE_DIR to newer headers (the libcupti loaded at run time may be any 12.x or 13.x)")
+  endif()
+endif()
+
 include(FindPackageHandleStandardArgs)
 find_package_handle_standard_args(NvidiaHeaders
   REQUIRED_VARS PERFPROF_CUPTI_INCLUDE_DIR PERFPROF_CUDA_INCLUDE_DIR PERFPROF_CUDA_CRT_INCLUDE_DIR
-                PERFPROF_NVTX3_INCLUDE_DIR PERFPROF_NVML_INCLUDE_DIR
-  REASON_FAILURE_MESSAGE
-    "install the header wheels: pip install nvidia-cuda-cupti nvidia-nvtx nvidia-cuda-runtime nvidia-cuda-crt nvidia-nvml-dev")
+                PERFPROF_NVTX3_INCLUDE_DIR PERFPROF_NVML_INCLUDE_DIR NvidiaHeaders_VERSION_OK
+  REASON_FAILURE_MESSAGE "${_perfprof_headers_reason}")
 
 if(NvidiaHeaders_FOUND)
   if(NOT TARGET NvidiaHeaders::cupti)

@@ -26,8 +26,12 @@ export PYTHONPATH=/tmp/site:$PWD/python
 export LD_LIBRARY_PATH=/tmp/deps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
 
 step "build"
+headers=$PWD/$carried/include  # CI's CUPTI, CUDA, NVTX and NVML headers (prepare_gpu_session.sh)
 if ! { cmake -S . -B build/gpu -DCMAKE_BUILD_TYPE=Release -DPERFPROF_BUILD_PYTHON=ON -DPERFPROF_BUILD_TESTS=OFF \
          -DCMAKE_PREFIX_PATH=/tmp/deps/usr -DPython_EXECUTABLE="$(command -v python3)" \
+         -DPERFPROF_CUPTI_INCLUDE_DIR="$headers" -DPERFPROF_CUDA_INCLUDE_DIR="$headers" \
+         -DPERFPROF_CUDA_CRT_INCLUDE_DIR="$headers" -DPERFPROF_NVTX3_INCLUDE_DIR="$headers" \
+         -DPERFPROF_NVML_INCLUDE_DIR="$headers" \
          -Dpybind11_DIR="$(python3 -m pybind11 --cmakedir)" && cmake --build build/gpu -j"$(nproc)"; } \
        > "$out/build.log" 2>&1; then
   step "build failed"; tail -40 "$out/build.log"; exit 1
