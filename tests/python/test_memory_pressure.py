@@ -118,15 +118,15 @@ def test_a_trace_too_big_to_build_leaves_its_capture_to_perfprof_analyse(tmp_pat
     # Every event recorded is in the trace, or counted as dropped: on a loaded machine the thread
     # moving events to the capture can fall behind, and allocations fail while recording too.
     text = trace.read_bytes()
-    kept_ranges = text.count(b'"name":"r"') + text.count(b'"name":"ProfilerStep#')
+    # A range is one line of the trace, or two when it is an async slice ("b" and "e"): a range
+    # whose end was dropped is unfinished, ends with the window and so crosses its step.
+    async_ends = len(re.findall(rb'\{"ph":"e","ts":[^,]*,"cat":"[^"]*","name":"(?:r|ProfilerStep#\d+)"', text))
+    kept_ranges = text.count(b'"name":"r"') + text.count(b'"name":"ProfilerStep#') - async_ends
     assert kept_ranges > ranges // 2
-    # Nothing lost without a count: every event is kept (a range's two, an unfinished range's
-    # begin, an unmatched end) or counted as dropped. (Once, with the machine's two cores three
-    # times oversubscribed and allocations failing, this added up to 2 events more than recorded:
-    # an over-count, left as it is until understood.)
+    # Nothing lost without a count, nothing counted twice: every event is kept (a range's two, an
+    # unfinished range's begin, an unmatched end) or counted as dropped.
     kept_events = 2 * kept_ranges - stats["unfinished_ranges"] + stats["unmatched_range_ends"]
-    accounted = kept_events + stats["dropped_events"]
-    assert recorded_events(ranges) <= accounted <= recorded_events(ranges) + 8
+    assert kept_events + stats["dropped_events"] == recorded_events(ranges)
 
 
 def test_events_that_cannot_be_copied_out_at_stop_are_dropped_and_counted(tmp_path):
