@@ -24,6 +24,12 @@ struct EventTotals {
   uint64_t flops = 0;
 };
 
+// Where an event stands in torch's tree.
+struct EventPlace {
+  bool async = false;   // ends on another thread than it began on: outside the tree
+  bool nested = false;  // has a parent event
+};
+
 // What identifies a row: torch's key is the name, the device type, whether the event is a user
 // annotation, and when grouped the input shapes and stack.
 struct RowKey {
@@ -40,6 +46,7 @@ KeyAverageRow new_row(const TraceModel& model, const RowKey& key) {
   row.name = key.name;
   row.input_shapes = key.input_shapes;
   row.device = key.device;
+  row.user_annotation = key.user_annotation;
   for (StringId frame : key.stack) {
     if (!row.stack.empty()) row.stack += '\n';
     row.stack += model.str(frame);
@@ -64,9 +71,14 @@ class Aggregator {
  public:
   explicit Aggregator(const TraceModel& model) : model_(model) {}
 
-  void add(const RowKey& key, const ListPosition& position, const EventTotals& totals) {
+  // `first` describes the event (its async and nested flags) for when it is the row's first.
+  void add(const RowKey& key, const ListPosition& position, const EventTotals& totals, const EventPlace& place) {
     Entry& entry = entry_of(key, position);
-    if (position < entry.first) entry.first = position;
+    if (position <= entry.first) {
+      entry.first = position;
+      entry.row.first_async = place.async;
+      entry.row.first_nested = place.nested;
+    }
     add_event(entry.row, totals);
   }
 
@@ -126,7 +138,8 @@ class ListedEvents {
   }
 
   // Calls visit(key, position, totals, source) for each event: host ranges (source: their row),
-  // then GPU activities and allocations outside every event (source: -1).
+  // then GPU activities and allocations outside every event (source: -1). place_of(source) says
+  // where the event stands in the tree.
   template <typename Visit>
   void for_each(Visit&& visit) {
     for (size_t i = 0; i < model_.ranges.size(); ++i) {
@@ -137,6 +150,13 @@ class ListedEvents {
   }
 
   const FunctionEvents& events() const { return events_; }
+
+  EventPlace place_of(int64_t source) const {
+    if (source < 0) return {};
+    const auto row = static_cast<size_t>(source);
+    return {events_.kind[row] == FunctionEventKind::kAsync,
+            events_.kind[row] == FunctionEventKind::kNested && events_.parent[row] >= 0};
+  }
 
  private:
   RowKey key_of_range(size_t row) {
@@ -219,9 +239,9 @@ class ListedEvents {
 
 std::vector<KeyAverageRow> key_averages(const TraceModel& model, const KeyAverageOptions& options) {
   Aggregator aggregator(model);
-  ListedEvents(model, options).for_each([&](const RowKey& key, const ListPosition& position,
-                                             const EventTotals& totals, int64_t) {
-    aggregator.add(key, position, totals);
+  ListedEvents listed(model, options);
+  listed.for_each([&](const RowKey& key, const ListPosition& position, const EventTotals& totals, int64_t source) {
+    aggregator.add(key, position, totals, listed.place_of(source));
   });
   return aggregator.take_rows();
 }
@@ -239,10 +259,13 @@ std::vector<FunctionEventRow> function_event_list(const TraceModel& model, const
     add_event(event.totals, totals);
     event.begin_ns = std::get<0>(position);
     event.end_ns = -std::get<1>(position);
+    const EventPlace place = listed.place_of(range);
+    event.totals.first_async = place.async;
+    event.totals.first_nested = place.nested;
     if (range >= 0) {
       const auto row = static_cast<size_t>(range);
       event.os_tid = model.threads[r.track[row]].os_tid;
-      event.async = listed.events().kind[row] == FunctionEventKind::kAsync;
+      event.async = place.async;
       event.sequence = r.sequence[row];
       event_of_range.emplace(range, events.size());
     }

@@ -31,6 +31,12 @@ struct KeyAverageRow {
   // innermost first, joined by "\n"; else empty.
   std::string stack;
   bool device = false;  // a GPU activity's row (kernel, memcpy, memset, graph launch)
+  bool user_annotation = false;  // torch's is_user_annotation: a user's or torch's annotation range
+  // What torch's FunctionEventAvg takes from the row's first event (in list order): whether it
+  // ends on another thread, and whether it nests in another event (its table's
+  // top_level_events_only leaves such rows out).
+  bool first_async = false;
+  bool first_nested = false;
   uint64_t count = 0;
   int64_t cpu_total_ns = 0;   // summed durations of host events (async ones included)
   int64_t self_cpu_ns = 0;    // summed FunctionEvents::self_ns

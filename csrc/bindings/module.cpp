@@ -154,6 +154,9 @@ py::dict key_average_fields(const KeyAverageRow& row) {
   fields["input_shapes"] = row.input_shapes;
   fields["stack"] = row.stack;
   fields["device"] = row.device;
+  fields["user_annotation"] = row.user_annotation;
+  fields["first_async"] = row.first_async;
+  fields["first_nested"] = row.first_nested;
   fields["count"] = row.count;
   fields["cpu_total_ns"] = row.cpu_total_ns;
   fields["self_cpu_ns"] = row.self_cpu_ns;

@@ -191,6 +191,9 @@ class KeyAverageRow(TypedDict):
     input_shapes: str
     stack: str
     device: bool
+    user_annotation: bool
+    first_async: bool
+    first_nested: bool
     count: int
     cpu_total_ns: int
     self_cpu_ns: int

@@ -158,14 +158,18 @@ class _KinetoProfile:
 
     # -- results -------------------------------------------------------------------------------
 
-    def export_chrome_trace(self, path: "os.PathLike[str] | str") -> str:
+    def export_chrome_trace(self, path: "os.PathLike[str] | str", use_python_export: bool = False) -> str:
         """Write the trace as Chrome trace JSON (gzip-compressed when `path` ends in ``.gz``).
 
         The file opens in Perfetto UI and chrome://tracing and loads in HolisticTraceAnalysis.
         Parent directories are created. Returns the path written. Raises ``RuntimeError`` when
         nothing was collected yet, ``TypeError`` for a bad path and ``OSError`` when the file
-        cannot be written (an existing file is then left untouched).
+        cannot be written (an existing file is then left untouched). `use_python_export` is
+        torch.profiler's choice between its two writers; perfprof has one, the same either way.
         """
+        if not isinstance(use_python_export, bool):
+            raise TypeError(f"export_chrome_trace: 'use_python_export' must be a bool, got "
+                            f"{type(use_python_export).__name__}")
         path = _check_output_path("export_chrome_trace", path)
         self._require_trace("export_chrome_trace")
         make_directory(os.path.dirname(os.path.abspath(path)))
@@ -175,23 +179,25 @@ class _KinetoProfile:
         )
         return path
 
-    def key_averages(self, group_by_input_shape: bool = False, group_by_stack_n: int = 0) -> summary.EventList:
+    def key_averages(self, group_by_input_shape: bool = False, group_by_stack_n: int = 0,
+                     group_by_overload_name: bool = False) -> summary.EventList:
         """Totals per event name (and per input shapes / innermost Python frames when grouped),
         with torch.profiler's rows and counts: one ``ProfilerStep*`` row for all steps, a nested
         call of the same operator that is its caller's only child merged into the caller, Python
         functions as rows with ``with_stack=True``, GPU activities as rows of their own, and
         allocator events outside every event as ``[memory]`` (docs/api.md has the rules).
+        Overload names are not recorded (torch records them only when asked to), so
+        `group_by_overload_name` splits no row.
 
         Returns a list of :class:`perfprof.summary.FunctionEventAvg` whose ``table(sort_by=...,
         row_limit=...)`` prints torch.profiler's table. Computed in C++ from the trace.
         """
-        if not isinstance(group_by_input_shape, bool):
-            raise TypeError(f"key_averages: 'group_by_input_shape' must be a bool, got {type(group_by_input_shape).__name__}")
-        if not isinstance(group_by_stack_n, int) or isinstance(group_by_stack_n, bool) or group_by_stack_n < 0:
-            raise ValueError(f"key_averages: 'group_by_stack_n' must be an int >= 0, got {group_by_stack_n!r}")
+        summary.check_grouping("key_averages", "group_by_input_shape", group_by_input_shape, group_by_stack_n,
+                               group_by_overload_name)
         trace = self._require_trace("key_averages")
         rows = trace.key_averages(group_by_input_shape, group_by_stack_n, python_functions=self.with_stack)
-        return summary.rows_from_core(rows, with_flops=self.with_flops, with_memory=self.profile_memory)
+        return summary.rows_from_core(rows, with_flops=self.with_flops, with_memory=self.profile_memory,
+                                      by_input_shape=group_by_input_shape)
 
     def events(self) -> summary.EventList:
         """Every event of the last trace one by one, as torch.profiler's ``events()`` lists them:
@@ -276,6 +282,11 @@ class _KinetoProfile:
         except ValueError as error:
             raise ValueError(f"add_metadata_json: value for '{key}' is not valid JSON: {error}") from None
         self._set_metadata(key, json.dumps(parsed))
+
+    def preset_metadata_json(self, key: str, value: str) -> None:
+        """torch.profiler's way to add JSON metadata before the profiler starts; here the same as
+        :meth:`add_metadata_json`, which may be called before start too."""
+        self.add_metadata_json(key, value)
 
     def _set_metadata(self, key: str, text: str) -> None:
         self._metadata[key] = text

@@ -3,18 +3,41 @@ computed in C++ from the trace model, shown as torch's table."""
 from __future__ import annotations
 
 import json
+import math
+import os
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
+
+from ._files import make_directory, replaced_whole
 
 if TYPE_CHECKING:
     from . import _core
 
 
-class _TorchNames:
-    """torch.profiler's older names of the device times."""
+class _EventTimes:
+    """The times torch.profiler derives from an event's or a row's totals (its
+    ``FormattedTimesMixin``): averages per call, their text, and the older ``cuda_*`` names."""
 
+    count: int
+    cpu_time_total: float
+    self_cpu_time_total: float
     device_time_total: float
     self_device_time_total: float
+
+    @property
+    def cpu_time(self) -> float:
+        """Average CPU time per call (us)."""
+        return self.cpu_time_total / self.count if self.count else 0.0
+
+    @property
+    def device_time(self) -> float:
+        """Average device (GPU) time per call (us)."""
+        return self.device_time_total / self.count if self.count else 0.0
+
+    @property
+    def cuda_time(self) -> float:
+        """torch.profiler's older name for device_time."""
+        return self.device_time
 
     @property
     def cuda_time_total(self) -> float:
@@ -26,9 +49,33 @@ class _TorchNames:
         """torch.profiler's older name for self_device_time_total."""
         return self.self_device_time_total
 
+    @property
+    def cpu_time_str(self) -> str:
+        return _format_time(self.cpu_time)
 
-@dataclass(frozen=True)
-class FunctionEventAvg(_TorchNames):
+    @property
+    def device_time_str(self) -> str:
+        return _format_time(self.device_time)
+
+    @property
+    def cpu_time_total_str(self) -> str:
+        return _format_time(self.cpu_time_total)
+
+    @property
+    def device_time_total_str(self) -> str:
+        return _format_time(self.device_time_total)
+
+    @property
+    def self_cpu_time_total_str(self) -> str:
+        return _format_time(self.self_cpu_time_total)
+
+    @property
+    def self_device_time_total_str(self) -> str:
+        return _format_time(self.self_device_time_total)
+
+
+@dataclass
+class FunctionEventAvg(_EventTimes):
     """Totals for one key (event name, and input shapes / stack when grouped by them).
 
     Times are in microseconds and memory in bytes, as in torch.profiler's ``FunctionEventAvg``.
@@ -36,10 +83,14 @@ class FunctionEventAvg(_TorchNames):
     CUDA API calls) and ``"CUDA"`` for GPU activities (kernels, memcpy, memset), which have
     device time only. Memory is what the allocator events during the events add up to (frees
     count negative; self: less the events nested in them), filled with ``profile_memory=True``.
+    ``input_shapes`` is the shapes of the row's inputs (a list per input) when grouped by them,
+    else ``""``; ``stack`` the innermost Python frames when grouped by them. ``is_async`` and
+    ``is_user_annotation`` are those of the row's first event, as torch has them. ``add(other)``
+    (or ``+=``) adds another row or event of the same key.
     """
 
     key: str
-    input_shapes: str
+    input_shapes: Union[str, List[Any]]
     stack: List[str]
     device_type: str
     count: int
@@ -52,20 +103,52 @@ class FunctionEventAvg(_TorchNames):
     device_memory_usage: int
     self_device_memory_usage: int
     flops: int
+    is_async: bool = False
+    is_user_annotation: bool = False
+    # torch's fields perfprof has no data for: one node, no legacy events, no overload names.
+    node_id: int = -1
+    is_remote: bool = False
+    is_legacy: bool = False
+    overload_name: str = ""
+    # Whether the row's first event nests in another one (table(top_level_events_only=True)).
+    nested: bool = field(default=False, repr=False)
 
-    @property
-    def cpu_time(self) -> float:
-        """Average CPU time per call (us)."""
-        return self.cpu_time_total / self.count if self.count else 0.0
+    def add(self, other: "FunctionEventAvg | FunctionEvent") -> "FunctionEventAvg":
+        """Add `other`'s times, memory, calls and FLOPs to this row (same key, as torch checks)."""
+        if other.key != self.key:
+            raise ValueError(f"FunctionEventAvg.add: keys differ: {other.key!r} and {self.key!r}")
+        self._accumulate(other)
+        return self
 
-    @property
-    def device_time(self) -> float:
-        """Average device (GPU) time per call (us)."""
-        return self.device_time_total / self.count if self.count else 0.0
+    def __iadd__(self, other: "FunctionEventAvg | FunctionEvent") -> "FunctionEventAvg":
+        return self.add(other)
+
+    def _accumulate(self, other: Any) -> None:
+        for name in _SUMMED_FIELDS:
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+
+    @classmethod
+    def _first_of(cls, event: Any, key: str) -> "FunctionEventAvg":
+        """An empty row under `key` taking what torch takes from a row's first event."""
+        return cls(key=key, input_shapes=event.input_shapes, stack=list(event.stack), device_type=event.device_type,
+                   **{name: 0 for name in _SUMMED_FIELDS}, is_async=event.is_async,
+                   is_user_annotation=event.is_user_annotation, nested=_is_nested(event))
+
+    def __repr__(self) -> str:
+        return (f"<FunctionEventAvg key={self.key} self_cpu_time={self.self_cpu_time_total_str} "
+                f"cpu_time={self.cpu_time_str} self_cuda_time={self.self_device_time_total_str} "
+                f"cuda_time={self.device_time_str} input_shapes={self.input_shapes} "
+                f"cpu_memory_usage={self.cpu_memory_usage} cuda_memory_usage={self.device_memory_usage}>")
+
+
+# What adding an event to a row sums.
+_SUMMED_FIELDS = ("count", "cpu_time_total", "self_cpu_time_total", "device_time_total", "self_device_time_total",
+                  "cpu_memory_usage", "self_cpu_memory_usage", "device_memory_usage", "self_device_memory_usage",
+                  "flops")
 
 
 @dataclass(eq=False)
-class FunctionEvent(_TorchNames):
+class FunctionEvent(_EventTimes):
     """One event of :meth:`perfprof.profile.events`: an operator, annotation, Python function or
     GPU activity, as torch.profiler's ``FunctionEvent`` has it.
 
@@ -83,6 +166,7 @@ class FunctionEvent(_TorchNames):
     time_range: "Interval"
     device_type: str
     is_async: bool
+    is_user_annotation: bool
     sequence_nr: int
     input_shapes: List[Any]
     stack: List[str]
@@ -98,22 +182,23 @@ class FunctionEvent(_TorchNames):
     cpu_parent: Optional["FunctionEvent"] = None
     cpu_children: List["FunctionEvent"] = field(default_factory=list)
     count: int = 1
+    node_id: int = -1
+    is_remote: bool = False
+    is_legacy: bool = False
+    overload_name: str = ""
 
     @property
     def key(self) -> str:
         return self.name
 
-    @property
-    def cpu_time(self) -> float:
-        return self.cpu_time_total
-
-    @property
-    def device_time(self) -> float:
-        return self.device_time_total
-
     def __repr__(self) -> str:
         return (f"<FunctionEvent id={self.id} name={self.name} thread={self.thread} "
                 f"cpu_time_total={self.cpu_time_total:.3f}us start={self.time_range.start:.3f}us>")
+
+
+def _is_nested(event: Any) -> bool:
+    """Whether an event, or a row's first event, nests in another event."""
+    return event.cpu_parent is not None if isinstance(event, FunctionEvent) else event.nested
 
 
 @dataclass(frozen=True)
@@ -149,49 +234,164 @@ _SORT_KEYS: Dict[str, Callable[[Any], float]] = {
 
 
 class EventList(list):
-    """The rows of :meth:`perfprof.profile.key_averages` (:class:`FunctionEventAvg`) or of
-    :meth:`perfprof.profile.events` (:class:`FunctionEvent`)."""
+    """The rows of :meth:`perfprof.profile.key_averages` (:class:`FunctionEventAvg`) or the events
+    of :meth:`perfprof.profile.events` (:class:`FunctionEvent`), with torch.profiler's
+    ``EventList`` methods: ``table``, ``key_averages``, ``total_average``, ``export_stacks``,
+    ``export_chrome_trace`` and ``self_cpu_time_total``."""
 
-    def __init__(self, rows: Sequence[Any], *, with_device: bool, with_flops: bool,
+    def __init__(self, rows: Sequence[Any] = (), *, with_device: bool = False, with_flops: bool = False,
                  with_memory: bool = False) -> None:
         super().__init__(rows)
         self._with_device = with_device
         self._with_flops = with_flops
         self._with_memory = with_memory
 
+    def __str__(self) -> str:
+        """The table, as torch.profiler prints an EventList."""
+        return self.table()
+
+    @property
+    def self_cpu_time_total(self) -> float:
+        """The self CPU time of every event or row together (us)."""
+        return sum(event.self_cpu_time_total for event in self)
+
+    def total_average(self) -> FunctionEventAvg:
+        """One row, key ``"Total"``, adding up every event or row of the list (times, memory,
+        calls, FLOPs), as torch.profiler's ``total_average``."""
+        total = FunctionEventAvg(key="Total", input_shapes="", stack=[], device_type="CPU",
+                                 **{name: 0 for name in _SUMMED_FIELDS})
+        for event in self:
+            total._accumulate(event)
+        return total
+
+    def key_averages(self, group_by_input_shapes: bool = False, group_by_stack_n: int = 0,
+                     group_by_overload_name: bool = False) -> "EventList":
+        """This list's events (or rows) added up per key as torch.profiler's
+        ``EventList.key_averages`` does: by name, device type and whether they are user
+        annotations, and when asked by input shapes and the innermost `group_by_stack_n` frames.
+        On :meth:`perfprof.profile.events` it gives the rows of :meth:`perfprof.profile.key_averages`.
+        Overload names are not recorded, so `group_by_overload_name` splits nothing."""
+        check_grouping("key_averages", "group_by_input_shapes", group_by_input_shapes, group_by_stack_n,
+                        group_by_overload_name)
+        rows: Dict[Tuple[Any, ...], FunctionEventAvg] = {}
+        for event in self:
+            key = (event.key, event.device_type, event.is_user_annotation)
+            if group_by_input_shapes:
+                key += (str(event.input_shapes),)
+            if group_by_stack_n:
+                key += tuple(event.stack[:group_by_stack_n])
+            row = rows.get(key)
+            if row is None:
+                row = rows[key] = FunctionEventAvg._first_of(event, event.key)
+                row.stack = row.stack[:group_by_stack_n]
+                if not group_by_input_shapes:
+                    row.input_shapes = ""
+            row._accumulate(event)
+        return EventList(list(rows.values()), with_device=self._with_device, with_flops=self._with_flops,
+                         with_memory=self._with_memory)
+
+    @staticmethod
+    def supported_export_stacks_metrics() -> List[str]:
+        """The metrics :meth:`export_stacks` takes."""
+        return list(_STACK_METRICS)
+
+    def export_stacks(self, path: "os.PathLike[str] | str", metric: str = "self_cpu_time_total") -> str:
+        """Write each event's (or row's) `metric` in us under its Python stack, outermost frame
+        first, in the folded format FlameGraph and speedscope read (torch.profiler's
+        ``EventList.export_stacks``: events without a stack or without time are left out; frames
+        have spaces and semicolons replaced by ``_``). Returns the path written."""
+        if metric not in _STACK_METRICS:
+            raise ValueError(f"export_stacks: unknown metric {metric!r}; expected one of {', '.join(_STACK_METRICS)}")
+        attribute = _STACK_METRICS[metric]
+        lines = []
+        for event in self:
+            value = int(getattr(event, attribute))
+            if event.stack and value > 0:
+                frames = ";".join(frame.translate(_FOLDED_FRAME) for frame in reversed(event.stack))
+                lines.append(f"{frames} {value}\n")
+        return _write_text("export_stacks", path, "".join(lines))
+
+    def export_chrome_trace(self, path: "os.PathLike[str] | str") -> str:
+        """Write the events as a Chrome trace of complete events in process "CPU functions", one
+        per event on its thread (torch.profiler's ``EventList.export_chrome_trace``; the
+        profiler's own ``export_chrome_trace`` writes the whole trace). Returns the path written."""
+        if any(not isinstance(event, FunctionEvent) for event in self):
+            raise TypeError("export_chrome_trace: the list holds rows of key_averages(), which have no times; "
+                            "use the events of profile.events()")
+        events = [{"name": event.name, "ph": "X", "ts": event.time_range.start, "dur": event.time_range.elapsed_us(),
+                   "tid": event.thread, "pid": "CPU functions", "args": {}} for event in self]
+        return _write_text("export_chrome_trace", path, json.dumps(events))
+
     def table(self, sort_by: Optional[str] = None, row_limit: int = 100, max_src_column_width: int = 75,
-              max_name_column_width: int = 55, header: Optional[str] = None) -> str:
+              max_name_column_width: int = 55, max_shapes_column_width: int = 80, header: Optional[str] = None,
+              top_level_events_only: bool = False, time_unit: Optional[str] = None) -> str:
         """The table torch.profiler prints: name, self/total CPU time, calls; device, memory and
         FLOPs columns when there is device time, memory profiling or FLOPs. `sort_by` is one of
         the total/self/average time keys of torch (``"cpu_time_total"``, ``"self_cpu_time_total"``,
         ``"cuda_time_total"``, ...), its memory keys (``"cpu_memory_usage"``,
         ``"self_cpu_memory_usage"``, ``"cuda_memory_usage"``, ...), ``"count"`` or ``"flops"``;
         rows are then in descending order, ties in list order. ``row_limit < 0`` shows every
-        row. Rows grouped by stack show it under "Source Location", one frame a line."""
+        row; `top_level_events_only` leaves out the rows (events) whose first event nests in
+        another; `time_unit` (``"s"``, ``"ms"``, ``"us"``) shows every time in that unit. Rows
+        grouped by input shapes show them under "Input Shapes" (cut at
+        `max_shapes_column_width`), rows grouped by stack under "Source Location", one frame a line."""
         if sort_by is not None and sort_by not in _SORT_KEYS:
             raise ValueError(f"table: unknown sort_by {sort_by!r}; expected one of {', '.join(sorted(_SORT_KEYS))}")
-        if not isinstance(row_limit, int):
-            raise TypeError(f"table: 'row_limit' must be an int, got {type(row_limit).__name__}")
+        for name, value in (("row_limit", row_limit), ("max_src_column_width", max_src_column_width),
+                            ("max_name_column_width", max_name_column_width),
+                            ("max_shapes_column_width", max_shapes_column_width)):
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise TypeError(f"table: {name!r} must be an int, got {type(value).__name__}")
+        if time_unit not in _TIME_UNITS:
+            raise ValueError(f"table: unknown time_unit {time_unit!r}; expected one of 's', 'ms', 'us' or None")
         rows = list(self)
         if sort_by is not None:
             rows.sort(key=_SORT_KEYS[sort_by], reverse=True)
+        if top_level_events_only:
+            rows = [row for row in rows if not _is_nested(row)]
         if row_limit >= 0:
             rows = rows[:row_limit]
-        return _format_table(self, rows, self._with_device, self._with_flops, self._with_memory,
-                             max_name_column_width, max_src_column_width, header)
+        layout = _TableLayout(self._with_device, self._with_flops, self._with_memory, max_name_column_width,
+                              max_src_column_width, max_shapes_column_width, _TIME_UNITS[time_unit])
+        return _format_table(self, rows, layout, header, top_level_events_only)
 
 
-def rows_from_core(raw: Sequence[_core.KeyAverageRow], *, with_flops: bool, with_memory: bool) -> EventList:
-    """The EventList of the rows `_core.Trace.key_averages` returns (dicts, times in ns)."""
+_STACK_METRICS = {"self_cpu_time_total": "self_cpu_time_total", "self_cuda_time_total": "self_device_time_total",
+                  "self_device_time_total": "self_device_time_total"}
+_FOLDED_FRAME = str.maketrans(" ;\t\n", "____")
+
+
+def check_grouping(function: str, shapes_name: str, by_shapes: object, stack_n: object, by_overload: object) -> None:
+    """The grouping arguments of key_averages, checked as torch's types have them."""
+    if not isinstance(by_shapes, bool):
+        raise TypeError(f"{function}: {shapes_name!r} must be a bool, got {type(by_shapes).__name__}")
+    if not isinstance(stack_n, int) or isinstance(stack_n, bool) or stack_n < 0:
+        raise ValueError(f"{function}: 'group_by_stack_n' must be an int >= 0, got {stack_n!r}")
+    if not isinstance(by_overload, bool):
+        raise TypeError(f"{function}: 'group_by_overload_name' must be a bool, got {type(by_overload).__name__}")
+
+
+def _write_text(function: str, path: "os.PathLike[str] | str", text: str) -> str:
+    """Write `text` to `path` whole (a temporary file renamed into place); the path written."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"{function}: 'path' must be a str or os.PathLike, got {type(path).__name__}")
+    path = os.fspath(path)
+    make_directory(os.path.dirname(os.path.abspath(path)))
+    with replaced_whole(path) as out:
+        out.write(text)
+    return path
+
+
+def rows_from_core(raw: Sequence[_core.KeyAverageRow], *, with_flops: bool, with_memory: bool,
+                   by_input_shape: bool = False) -> EventList:
+    """The EventList of the rows `_core.Trace.key_averages` returns (dicts, times in ns); rows
+    grouped `by_input_shape` have them as lists (``[]``: none), as torch has them, others ``""``."""
     rows = [
         FunctionEventAvg(
-            key=row["name"], input_shapes=row["input_shapes"], stack=row["stack"].split("\n") if row["stack"] else [],
-            device_type="CUDA" if row["device"] else "CPU", count=row["count"],
-            cpu_time_total=row["cpu_total_ns"] / 1e3, self_cpu_time_total=row["self_cpu_ns"] / 1e3,
-            device_time_total=row["device_total_ns"] / 1e3, self_device_time_total=row["self_device_ns"] / 1e3,
-            cpu_memory_usage=row["cpu_memory_bytes"], self_cpu_memory_usage=row["self_cpu_memory_bytes"],
-            device_memory_usage=row["device_memory_bytes"], self_device_memory_usage=row["self_device_memory_bytes"],
-            flops=row["flops"],
+            key=row["name"], input_shapes=json.loads(row["input_shapes"] or "[]") if by_input_shape else "",
+            stack=row["stack"].split("\n") if row["stack"] else [], device_type="CUDA" if row["device"] else "CPU",
+            count=row["count"], **_totals(row), is_async=row["first_async"], is_user_annotation=row["user_annotation"],
+            nested=row["first_nested"],
         )
         for row in raw
     ]
@@ -205,14 +405,10 @@ def events_from_core(raw: Sequence[Dict[str, Any]], *, with_flops: bool, with_me
     events = [
         FunctionEvent(
             id=index, name=row["name"], thread=row["tid"], time_range=Interval(row["begin_ns"] / 1e3, row["end_ns"] / 1e3),
-            device_type="CUDA" if row["device"] else "CPU", is_async=row["async"], sequence_nr=row["sequence"],
+            device_type="CUDA" if row["device"] else "CPU", is_async=row["async"],
+            is_user_annotation=row["user_annotation"], sequence_nr=row["sequence"],
             input_shapes=json.loads(row["input_shapes"]) if row["input_shapes"] else [],
-            stack=row["stack"].split("\n") if row["stack"] else [],
-            cpu_time_total=row["cpu_total_ns"] / 1e3, self_cpu_time_total=row["self_cpu_ns"] / 1e3,
-            device_time_total=row["device_total_ns"] / 1e3, self_device_time_total=row["self_device_ns"] / 1e3,
-            cpu_memory_usage=row["cpu_memory_bytes"], self_cpu_memory_usage=row["self_cpu_memory_bytes"],
-            device_memory_usage=row["device_memory_bytes"], self_device_memory_usage=row["self_device_memory_bytes"],
-            flops=row["flops"],
+            stack=row["stack"].split("\n") if row["stack"] else [], **_totals(row),
         )
         for index, row in enumerate(raw)
     ]
@@ -225,6 +421,16 @@ def events_from_core(raw: Sequence[Dict[str, Any]], *, with_flops: bool, with_me
                      with_memory=with_memory)
 
 
+def _totals(row: Dict[str, Any]) -> Dict[str, Any]:
+    """A core row's times (ns -> us), memory and FLOPs under torch's names."""
+    totals = {"cpu_time_total": row["cpu_total_ns"] / 1e3, "self_cpu_time_total": row["self_cpu_ns"] / 1e3,
+              "device_time_total": row["device_total_ns"] / 1e3, "self_device_time_total": row["self_device_ns"] / 1e3,
+              "cpu_memory_usage": row["cpu_memory_bytes"], "self_cpu_memory_usage": row["self_cpu_memory_bytes"],
+              "device_memory_usage": row["device_memory_bytes"],
+              "self_device_memory_usage": row["self_device_memory_bytes"], "flops": row["flops"]}
+    return totals
+
+
 def _format_time(us: float) -> str:
     if us >= 1e6:
         return f"{us / 1e6:.3f}s"
@@ -233,8 +439,23 @@ def _format_time(us: float) -> str:
     return f"{us:.3f}us"
 
 
-def _format_flops(flops: int) -> str:
-    return f"{flops / 1e6:.3f}"
+# table(time_unit=...): how each unit shows a time in us; None: the unit each value reads best in.
+_TIME_UNITS: Dict[Optional[str], Callable[[float], str]] = {
+    None: _format_time,
+    "s": lambda us: f"{us / 1e6:.3f}s",
+    "ms": lambda us: f"{us / 1e3:.3f}ms",
+    "us": lambda us: f"{us:.3f}us",
+}
+
+# The FLOPs column's units, by the power of 1000 of the smallest count (torch's auto-scaling).
+_FLOPS_UNITS = ("FLOPs", "KFLOPs", "MFLOPs", "GFLOPs", "TFLOPs", "PFLOPs")
+
+
+def _flops_scale(rows: Sequence[Any]) -> Tuple[float, str]:
+    """The scale and header of the FLOPs column: the unit of the smallest positive count."""
+    smallest = min((row.flops for row in rows if row.flops > 0), default=1)
+    power = max(0, min(int(math.log10(smallest) // 3), len(_FLOPS_UNITS) - 1))
+    return 1000.0 ** -power, f"Total {_FLOPS_UNITS[power]}"
 
 
 def _format_share(part: float, total: float) -> str:
@@ -255,51 +476,65 @@ def _trim_path(path: str, width: int) -> str:
     return path if len(path) <= width else "..." + path[len(path) - width + 3:]
 
 
-def _format_table(all_rows: Sequence[FunctionEventAvg], rows: Sequence[FunctionEventAvg], with_device: bool,
-                  with_flops: bool, with_memory: bool, name_width: int, src_width: int, header: Optional[str]) -> str:
+@dataclass(frozen=True)
+class _TableLayout:
+    """What a table shows and how wide its text columns may be."""
+
+    with_device: bool
+    with_flops: bool
+    with_memory: bool
+    name_width: int
+    src_width: int
+    shapes_width: int
+    time: Callable[[float], str]
+
+
+def _format_table(all_rows: Sequence[Any], rows: Sequence[Any], layout: _TableLayout, header: Optional[str],
+                  top_level_only: bool) -> str:
     # Percentages are of the self time of everything, which adds up to the time covered: on the
     # host the self times of host events, on the device the GPU activities' times (the host
     # events' device times count the same work again).
     self_cpu_sum = sum(row.self_cpu_time_total for row in all_rows)
     self_device_sum = sum(row.self_device_time_total for row in all_rows if row.device_type != "CPU")
-    with_device_memory = with_memory and any(row.self_device_memory_usage > 0 for row in all_rows)
+    with_device_memory = layout.with_memory and any(row.self_device_memory_usage > 0 for row in all_rows)
+    time = layout.time
     columns = ["Name", "Self CPU %", "Self CPU", "CPU total %", "CPU total", "CPU time avg"]
-    if with_device:
+    if layout.with_device:
         columns += ["Self CUDA", "Self CUDA %", "CUDA total", "CUDA time avg"]
-    if with_memory:
+    if layout.with_memory:
         columns += ["CPU Mem", "Self CPU Mem"]
     if with_device_memory:
         columns += ["CUDA Mem", "Self CUDA Mem"]
     columns += ["# of Calls"]
-    if with_flops:
-        columns += ["Total MFLOPs"]
+    # torch's order after the calls: input shapes, FLOPs, source location.
     grouped_by_shapes = any(row.input_shapes for row in rows)
     if grouped_by_shapes:
         columns += ["Input Shapes"]
+    if layout.with_flops:
+        flops_scale, flops_header = _flops_scale(all_rows)
+        columns += [flops_header]
     grouped_by_stack = any(row.stack for row in rows)
     if grouped_by_stack:
         columns += ["Source Location"]
     lines = []
     for row in rows:
-        name = row.key if len(row.key) <= name_width else row.key[: name_width - 3] + "..."
-        cells = [name, _format_share(row.self_cpu_time_total, self_cpu_sum), _format_time(row.self_cpu_time_total),
-                 _format_share(row.cpu_time_total, self_cpu_sum), _format_time(row.cpu_time_total),
-                 _format_time(row.cpu_time)]
-        if with_device:
-            cells += [_format_time(row.self_device_time_total),
-                      _format_share(row.self_device_time_total, self_device_sum),
-                      _format_time(row.device_time_total), _format_time(row.device_time)]
-        if with_memory:
+        name = row.key if len(row.key) <= layout.name_width else row.key[: layout.name_width - 3] + "..."
+        cells = [name, _format_share(row.self_cpu_time_total, self_cpu_sum), time(row.self_cpu_time_total),
+                 _format_share(row.cpu_time_total, self_cpu_sum), time(row.cpu_time_total), time(row.cpu_time)]
+        if layout.with_device:
+            cells += [time(row.self_device_time_total), _format_share(row.self_device_time_total, self_device_sum),
+                      time(row.device_time_total), time(row.device_time)]
+        if layout.with_memory:
             cells += [_format_memory(row.cpu_memory_usage), _format_memory(row.self_cpu_memory_usage)]
         if with_device_memory:
             cells += [_format_memory(row.device_memory_usage), _format_memory(row.self_device_memory_usage)]
         cells += [str(row.count)]
-        if with_flops:
-            cells += [_format_flops(row.flops)]
         if grouped_by_shapes:
-            cells += [row.input_shapes if isinstance(row.input_shapes, str) else json.dumps(row.input_shapes)]
+            cells += [str(row.input_shapes)[: layout.shapes_width]]
+        if layout.with_flops:
+            cells += [f"{row.flops * flops_scale:.3f}" if row.flops > 0 else "--"]
         if grouped_by_stack:
-            frames = [_trim_path(frame, src_width) for frame in row.stack] or [""]
+            frames = [_trim_path(frame, layout.src_width) for frame in row.stack] or [""]
             lines.append(cells + frames[:1])
             lines += [[""] * len(cells) + [frame] for frame in frames[1:]]
         else:
@@ -312,9 +547,12 @@ def _format_table(all_rows: Sequence[FunctionEventAvg], rows: Sequence[FunctionE
         return "  ".join(cell.ljust(w) if i in left_aligned else cell.rjust(w)
                          for i, (cell, w) in enumerate(zip(cells, widths)))
 
-    out = ([header] if header else []) + [separator, render(columns), separator]
+    out = [header] if header else []
+    if top_level_only:
+        out.append("This report only display top-level ops statistics")
+    out += [separator, render(columns), separator]
     out += [render(cells) for cells in lines]
-    out += [separator, f"Self CPU time total: {_format_time(self_cpu_sum)}"]
-    if with_device:
-        out.append(f"Self CUDA time total: {_format_time(self_device_sum)}")
+    out += [separator, f"Self CPU time total: {time(self_cpu_sum)}"]
+    if layout.with_device:
+        out.append(f"Self CUDA time total: {time(self_device_sum)}")
     return "\n".join(out) + "\n"

@@ -116,6 +116,38 @@ TEST(KeyAverages, AggregatesEventsByName) {
   EXPECT_EQ(gpu.self_device_ns, gpu.device_total_ns);
 }
 
+// What a row takes from its first event, as torch's FunctionEventAvg does: whether it is a user
+// annotation, ends on another thread, or nests in another event (top_level_events_only).
+TEST(KeyAverages, RowsTellWhereTheirFirstEventStands) {
+  const ModelBuilder b = sample();
+  const auto flat = key_averages(b.model(), without_python());
+  const KeyAverageRow& step = *find(flat, "ProfilerStep*");
+  EXPECT_TRUE(step.user_annotation);
+  EXPECT_FALSE(step.first_nested);  // the outermost event without Python frames
+  EXPECT_FALSE(find(flat, "aten::linear")->user_annotation);
+  EXPECT_TRUE(find(flat, "aten::linear")->first_nested);  // in the step
+  EXPECT_TRUE(find(flat, "aten::addmm")->first_nested);
+  EXPECT_FALSE(find(flat, "", "", "", true)->first_nested);  // GPU activities are outside the tree
+
+  EXPECT_FALSE(find(flat, "aten::linear")->first_async);  // its first event (begin 100) ends on its thread
+
+  // A copy ending on another thread begins before one nested in the step: the row is async and
+  // nests in nothing, as its first event.
+  ModelBuilder c;
+  c.range(0, 1000, "ProfilerStep#0", "user_annotation", 1);
+  const size_t late = c.range(100, 2000, "aten::copy_", "cpu_op", 2, kRangeAsync);
+  c.mutable_model().ranges.end_track[late] = 1;
+  c.op(500, 600, "aten::copy_", 3, "");
+  const KeyAverageRow& copy = *find(key_averages(c.model(), without_python()), "aten::copy_");
+  EXPECT_EQ(copy.count, 2u);
+  EXPECT_TRUE(copy.first_async);
+  EXPECT_FALSE(copy.first_nested);
+
+  const auto with_python = key_averages(b.model(), {});
+  EXPECT_FALSE(find(with_python, "train.py(10): main")->first_nested);
+  EXPECT_TRUE(find(with_python, "ProfilerStep*")->first_nested);  // in main()
+}
+
 // With with_stack, Python functions are rows, and the events' self times exclude the frames
 // nested in them, as torch's tree has them.
 TEST(KeyAverages, PythonFunctionsAreRowsAndNestLikeEvents) {

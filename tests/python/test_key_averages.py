@@ -106,8 +106,7 @@ def test_rows_and_counts_equal_torch_over_several_steps(export):
 
 def test_input_shape_groups_equal_torch():
     def read(prof: Any) -> Counter[Key]:
-        # torch's input_shapes are lists, perfprof's their text ("" for events without any).
-        return collections.Counter({(row.key, str(row.input_shapes) or "[]"): row.count
+        return collections.Counter({(row.key, str(row.input_shapes)): row.count
                                     for row in prof.key_averages(group_by_input_shape=True)})
 
     # Cross-entropy: the MSE loss's tensor-list input (broadcast_tensors) is not read with shapes yet.
