@@ -130,7 +130,10 @@ class _CapturedRun:
 
     @property
     def metadata_items(self) -> List[Tuple[str, str]]:
-        return [(key, json.dumps(value)) for key, value in self.metadata.items()]
+        """What the exports write at the trace's top level: the user's metadata and the trace id."""
+        trace_id = self.info.get("trace_id")
+        return ([(key, json.dumps(value)) for key, value in self.metadata.items()] +
+                ([("trace_id", json.dumps(trace_id))] if isinstance(trace_id, str) else []))
 
 
 def _read_captured_run(run_dir: str) -> _CapturedRun:
@@ -166,7 +169,7 @@ def _analyse(run_dir: str, data_simplification: Optional[bool]) -> AnalyseResult
     info, trace = run.info, run.trace
     warning = "" if run.complete else f"{run.problem}; {_last_complete_step(trace)}"
     worker_name = info.get("worker_name") or _worker_name_of(run_dir)
-    trace_file = trace_file_name(run_dir, worker_name)
+    trace_file = trace_file_name(run_dir, worker_name, info.get("use_gzip") is True)
     write_outputs(trace, run_dir, trace_file, run.metadata_items, int(info.get("rank", 0)),
                   int(info.get("world_size", 1)), str(info.get("backend", "")), info.get("config", {}),
                   run.environment)
@@ -208,6 +211,8 @@ class _RunDescription:
         self.info: Dict[str, Any] = {}
         if isinstance(own.get("config"), dict):
             self.info["config"] = own["config"]
+        if isinstance(own.get("trace_id"), str):
+            self.info["trace_id"] = own["trace_id"]
         if isinstance(own.get("distributed"), dict):
             self.info.update({key: own["distributed"][key] for key in ("rank", "world_size", "backend")
                               if key in own["distributed"]})

@@ -6,7 +6,7 @@ import os
 import threading
 from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
-from . import _core, memory, summary, torch_capture
+from . import _core, _trace_extras, memory, summary, torch_capture
 from ._files import make_directory
 from ._logging import logger, warn_once
 from ._options import ProfilerOptions
@@ -19,7 +19,7 @@ from .schedule import ProfilerAction, action_from
 # Top-level keys of the Chrome trace that user metadata must not replace.
 _RESERVED_TRACE_KEYS = frozenset({
     "schemaVersion", "deviceProperties", "distributedInfo", "displayTimeUnit",
-    "baseTimeNanoseconds", "traceEvents", "traceName", "perfprofStats",
+    "baseTimeNanoseconds", "traceEvents", "traceName", "perfprofStats", "trace_id",
 })
 
 
@@ -61,6 +61,17 @@ class _KinetoProfile:
             thread, with the operator and module it came from; enables
             :meth:`export_memory_timeline` and the ``[memory]`` events of the trace.
         experimental_config: an :class:`ExperimentalConfig`.
+        execution_trace_observer: torch's ``ExecutionTraceObserver`` (registered with its output
+            file): started and stopped with each kept window, cleaned up when the profiler's
+            ``with`` block ends, as torch.profiler does.
+        acc_events: keep every cycle's events for :meth:`events` and :meth:`key_averages`,
+            not only the last cycle's (each kept trace stays in memory).
+        custom_trace_id_callback: called when a cycle begins for its trace id (a str); default
+            32 random hex digits. The id is ``trace_id`` at the top of the trace, in
+            ``profiler_info.json`` and the database; :meth:`get_trace_id` returns it.
+        post_processing_timeout_s: torch.profiler's bound on its Python post-processing,
+            accepted for scripts that pass it: perfprof builds its trace in C++ and keeps all of
+            it, whatever the bound.
     """
 
     activities = _Option(list)
@@ -81,14 +92,26 @@ class _KinetoProfile:
         with_flops: bool = False,
         with_modules: bool = False,
         experimental_config: Optional[ExperimentalConfig] = None,
+        execution_trace_observer: Any = None,
+        acc_events: bool = False,
+        custom_trace_id_callback: Optional[Callable[[], str]] = None,
+        post_processing_timeout_s: Optional[float] = None,
     ) -> None:
         self._options = ProfilerOptions.checked(
             "profile", activities=activities, record_shapes=record_shapes, profile_memory=profile_memory,
             with_stack=with_stack, with_flops=with_flops, with_modules=with_modules,
             experimental_config=experimental_config,
         )
+        if not isinstance(acc_events, bool):
+            raise TypeError(f"profile: 'acc_events' must be a bool, got {type(acc_events).__name__}")
+        self.execution_trace_observer = _trace_extras.check_observer("profile", execution_trace_observer)
+        self.acc_events = acc_events
+        self.custom_trace_id_callback = _trace_extras.check_trace_id_callback("profile", custom_trace_id_callback)
+        self.post_processing_timeout_s = _trace_extras.check_timeout("profile", post_processing_timeout_s)
+        self._trace_id: Optional[str] = None  # the current (or last) cycle's
         self._metadata: Dict[str, str] = {}  # key -> JSON value text
         self._trace: Optional[_core.Trace] = None
+        self._kept_traces: List[_core.Trace] = []  # with acc_events: every cycle's, the last one last
         # The current collection, or the last one (which keeps torch's results until the next begins).
         self._session: Optional[Session] = None
 
@@ -108,6 +131,7 @@ class _KinetoProfile:
         if self._collecting():
             return
         self._session = None  # the last collection, and torch's results it kept, go before the next begins
+        self._trace_id = _trace_extras.new_trace_id(self.custom_trace_id_callback)
         session = Session(self._options)
         session.prepare()
         self._session = session
@@ -119,6 +143,7 @@ class _KinetoProfile:
             self._session.begin_window()
         else:
             self._session.begin_window(self._capture_path(), self._run_metadata())
+            _trace_extras.drive_observer(self.execution_trace_observer, "start")
 
     def _capture_path(self) -> Optional[str]:
         """Where the collection that begins writes its capture while it records; None: held in
@@ -130,7 +155,8 @@ class _KinetoProfile:
         perfprof's configuration and distributed rank, then the metadata added so far."""
         dist = distributed_info()
         own = {"config": self._config_description(),
-               "distributed": {"rank": dist.rank, "world_size": dist.world_size, "backend": dist.backend}}
+               "distributed": {"rank": dist.rank, "world_size": dist.world_size, "backend": dist.backend},
+               "trace_id": self._trace_id}
         return ([(key, json.dumps(value), False) for key, value in own.items()] +
                 [(key, text, True) for key, text in self._metadata.items()])
 
@@ -144,7 +170,10 @@ class _KinetoProfile:
     def stop_trace(self) -> None:
         """Stop collection and build the trace of what was kept."""
         if self._collecting():
+            _trace_extras.drive_observer(self.execution_trace_observer, "stop")
             self._trace = self._session.stop()
+            if self.acc_events and self._trace is not None:
+                self._kept_traces.append(self._trace)
 
     def _collecting(self) -> bool:
         return self._session is not None and self._session.collecting
@@ -155,6 +184,7 @@ class _KinetoProfile:
 
     def __exit__(self, *exc_info: object) -> None:
         self.stop()
+        _trace_extras.drive_observer(self.execution_trace_observer, "cleanup")
 
     # -- results -------------------------------------------------------------------------------
 
@@ -174,9 +204,7 @@ class _KinetoProfile:
         self._require_trace("export_chrome_trace")
         make_directory(os.path.dirname(os.path.abspath(path)))
         dist = distributed_info()
-        self._trace.export_chrome_trace(
-            path, list(self._metadata.items()), dist.rank, dist.world_size, dist.backend
-        )
+        self._trace.export_chrome_trace(path, self._metadata_items(), dist.rank, dist.world_size, dist.backend)
         return path
 
     def key_averages(self, group_by_input_shape: bool = False, group_by_stack_n: int = 0,
@@ -194,21 +222,34 @@ class _KinetoProfile:
         """
         summary.check_grouping("key_averages", "group_by_input_shape", group_by_input_shape, group_by_stack_n,
                                group_by_overload_name)
-        trace = self._require_trace("key_averages")
-        rows = trace.key_averages(group_by_input_shape, group_by_stack_n, python_functions=self.with_stack)
-        return summary.rows_from_core(rows, with_flops=self.with_flops, with_memory=self.profile_memory,
-                                      by_input_shape=group_by_input_shape)
+        lists = [summary.rows_from_core(trace.key_averages(group_by_input_shape, group_by_stack_n,
+                                                           python_functions=self.with_stack),
+                                        with_flops=self.with_flops, with_memory=self.profile_memory,
+                                        by_input_shape=group_by_input_shape)
+                 for trace in self._traces_of_events("key_averages")]
+        if len(lists) == 1:
+            return lists[0]
+        # Cycles kept with acc_events: their rows added up by key, in the order keys first appear.
+        return summary.joined(lists).key_averages(group_by_input_shape, group_by_stack_n)
 
     def events(self) -> summary.EventList:
-        """Every event of the last trace one by one, as torch.profiler's ``events()`` lists them:
+        """Every event of the last trace (of every cycle, with ``acc_events``) one by one, as
+        torch.profiler's ``events()`` lists them:
         operators, annotations, Python functions (``with_stack=True``), GPU activities and
         allocations outside every event (``[memory]``), ordered by start (longer events first),
         each a :class:`perfprof.summary.FunctionEvent` with its times, memory, input shapes, stack
         and place in the event tree (``cpu_parent``, ``cpu_children``). ``table()`` prints them."""
-        trace = self._require_trace("events")
-        rows = trace.function_events(stack_frames=_STACK_FRAMES if self.with_stack else 0,
-                                     python_functions=self.with_stack)
-        return summary.events_from_core(rows, with_flops=self.with_flops, with_memory=self.profile_memory)
+        lists = [summary.events_from_core(trace.function_events(stack_frames=_STACK_FRAMES if self.with_stack else 0,
+                                                                python_functions=self.with_stack),
+                                          with_flops=self.with_flops, with_memory=self.profile_memory)
+                 for trace in self._traces_of_events("events")]
+        return lists[0] if len(lists) == 1 else summary.joined(lists)
+
+    def _traces_of_events(self, function: str) -> List["_core.Trace"]:
+        """The traces events() and key_averages() read: every cycle's with acc_events, else the last."""
+        if self.acc_events and self._kept_traces:
+            return list(self._kept_traces)
+        return [self._require_trace(function)]
 
     def export_stacks(self, path: "os.PathLike[str] | str", metric: str = "self_cpu_time_total") -> str:
         """Write self time per call stack in the folded format FlameGraph and speedscope read.
@@ -283,6 +324,19 @@ class _KinetoProfile:
             raise ValueError(f"add_metadata_json: value for '{key}' is not valid JSON: {error}") from None
         self._set_metadata(key, json.dumps(parsed))
 
+    def _metadata_items(self) -> List[Tuple[str, str]]:
+        """What the trace's exports write at their top level: the user's metadata and the trace id."""
+        trace_id = [("trace_id", json.dumps(self._trace_id))] if self._trace_id is not None else []
+        return list(self._metadata.items()) + trace_id
+
+    def get_trace_id(self) -> Optional[str]:
+        """The trace id of the current cycle, or of the last one (None before the first start)."""
+        return self._trace_id
+
+    def set_custom_trace_id_callback(self, callback: Optional[Callable[[], str]]) -> None:
+        """Use `callback()` for the trace ids of the cycles that begin from now on."""
+        self.custom_trace_id_callback = _trace_extras.check_trace_id_callback("set_custom_trace_id_callback", callback)
+
     def preset_metadata_json(self, key: str, value: str) -> None:
         """torch.profiler's way to add JSON metadata before the profiler starts; here the same as
         :meth:`add_metadata_json`, which may be called before start too."""
@@ -320,7 +374,9 @@ class profile(_KinetoProfile):
 
     ``on_trace_ready(prof)`` is called once per RECORD_AND_SAVE cycle, and at stop when the
     profiler stops while recording (always, without a schedule). With a schedule, every kept step
-    is a ``ProfilerStep#N`` range. Arguments beyond those of :class:`_KinetoProfile`:
+    is a ``ProfilerStep#N`` range. Arguments beyond those of :class:`_KinetoProfile` (which has
+    torch.profiler's ``execution_trace_observer``, ``acc_events``, ``custom_trace_id_callback``
+    and ``post_processing_timeout_s`` too):
 
     Args:
         schedule: a callable ``step -> ProfilerAction``, usually :func:`perfprof.schedule`
@@ -342,14 +398,20 @@ class profile(_KinetoProfile):
         with_flops: bool = False,
         with_modules: bool = False,
         experimental_config: Optional[ExperimentalConfig] = None,
+        execution_trace_observer: Any = None,
+        acc_events: bool = False,
         use_cuda: Optional[bool] = None,
+        custom_trace_id_callback: Optional[Callable[[], str]] = None,
+        post_processing_timeout_s: Optional[float] = None,
     ) -> None:
         if use_cuda:
             activities = list(activities or [ProfilerActivity.CPU]) + [ProfilerActivity.CUDA]
         super().__init__(
             activities=activities, record_shapes=record_shapes, profile_memory=profile_memory,
             with_stack=with_stack, with_flops=with_flops, with_modules=with_modules,
-            experimental_config=experimental_config,
+            experimental_config=experimental_config, execution_trace_observer=execution_trace_observer,
+            acc_events=acc_events, custom_trace_id_callback=custom_trace_id_callback,
+            post_processing_timeout_s=post_processing_timeout_s,
         )
         if schedule is not None and not callable(schedule):
             raise TypeError(f"profile: 'schedule' must be callable, got {type(schedule).__name__}")

@@ -382,6 +382,18 @@ def _write_text(function: str, path: "os.PathLike[str] | str", text: str) -> str
     return path
 
 
+def joined(lists: Sequence[EventList]) -> EventList:
+    """The events (or rows) of several cycles' lists in one list, in cycle order; events are
+    numbered on from one list to the next."""
+    first = lists[0]
+    together = EventList([item for items in lists for item in items], with_device=any(part._with_device for part in lists),
+                         with_flops=any(part._with_flops for part in lists), with_memory=first._with_memory)
+    for number, item in enumerate(together):
+        if isinstance(item, FunctionEvent):
+            item.id = number
+    return together
+
+
 def rows_from_core(raw: Sequence[_core.KeyAverageRow], *, with_flops: bool, with_memory: bool,
                    by_input_shape: bool = False) -> EventList:
     """The EventList of the rows `_core.Trace.key_averages` returns (dicts, times in ns); rows

@@ -10,7 +10,7 @@ Layout of a run directory::
         profiler_metadata.json      add_metadata()/add_metadata_json() values and GPU-relevant
                                     environment variables
         PERFPROF_OUTPUT/            (with analyse_flag=True, or after ``perfprof analyse``)
-            {worker_name}.{timestamp}.pt.trace.json    the Chrome trace
+            {worker_name}.{timestamp}.pt.trace.json    the Chrome trace (.json.gz with use_gzip)
             memory_record.csv           with profile_memory: the allocator's totals after each event
             operator_memory.csv         with profile_memory: each allocation, its operator, module,
                                         category, size and lifetime
@@ -56,11 +56,12 @@ class TraceHandler:
     """The ``on_trace_ready`` callable returned by :func:`tensorboard_trace_handler`."""
 
     def __init__(self, dir_name: str, worker_name: Optional[str], analyse_flag: bool, async_mode: bool,
-                 auto_plot: "AutoPlot") -> None:
+                 auto_plot: "AutoPlot", use_gzip: bool = False) -> None:
         self.dir_name = dir_name
         self.worker_name = worker_name or default_worker_name()
         self.analyse_flag = analyse_flag
         self.async_mode = async_mode
+        self.use_gzip = use_gzip
         self.auto_plot = auto_plot
         self.run_dirs: List[str] = []
         #: Failures of required auto-plots (plot_required), in async mode too, where they cannot be raised.
@@ -97,7 +98,7 @@ class TraceHandler:
         try:
             run_dir, self._cycle_run_dir = self._cycle_run_dir or self._new_run_dir(), None
             job = _RunDirectoryJob(prof, run_dir, self.worker_name, self.analyse_flag,
-                                   with_database=self.auto_plot.enabled)
+                                   with_database=self.auto_plot.enabled, use_gzip=self.use_gzip)
         except Exception as error:  # never hurt the job: a full disk must not stop training
             logger.error("perfprof: cannot create a run directory in %r: %s; this cycle's trace is not written "
                          "(prof.trace holds it until the next cycle)", self.dir_name, error)
@@ -151,6 +152,9 @@ def tensorboard_trace_handler(
     auto_plot: Optional[bool] = None,
     plot_required: bool = False,
     plot: "Mapping[str, Any] | os.PathLike[str] | str | None" = None,
+    *,
+    use_gzip: bool = False,
+    use_python_export: bool = False,
 ) -> TraceHandler:
     """Return an ``on_trace_ready`` callback that writes a run directory per saved cycle.
 
@@ -172,6 +176,11 @@ def tensorboard_trace_handler(
         plot: the plot configuration of this run's plots: a mapping of plot-config keys, or the
             path of a plot-config file (docs/plots.md). Written into the run directory as
             ``.perfprof-plot-config.yaml``, so ``perfprof plot RUN`` draws the same plots later.
+        use_gzip: write the Chrome trace gzip-compressed (``.pt.trace.json.gz``, which
+            HolisticTraceAnalysis, TensorBoard's plugin and Perfetto read), now and when
+            ``perfprof analyse`` writes it later; torch.profiler's keyword.
+        use_python_export: torch.profiler's choice between its two writers, accepted for
+            scripts that pass it; perfprof has one.
     """
     if not isinstance(dir_name, (str, os.PathLike)):
         raise TypeError(f"tensorboard_trace_handler: 'dir_name' must be a path, got {type(dir_name).__name__}")
@@ -183,7 +192,8 @@ def tensorboard_trace_handler(
             raise TypeError(f"tensorboard_trace_handler: 'worker_name' must be str, got {type(worker_name).__name__}")
         if not worker_name or os.sep in worker_name or (os.altsep and os.altsep in worker_name):
             raise ValueError(f"tensorboard_trace_handler: 'worker_name' {worker_name!r} must be a non-empty file name")
-    for field, value in (("analyse_flag", analyse_flag), ("async_mode", async_mode), ("plot_required", plot_required)):
+    for field, value in (("analyse_flag", analyse_flag), ("async_mode", async_mode), ("plot_required", plot_required),
+                         ("use_gzip", use_gzip), ("use_python_export", use_python_export)):
         if not isinstance(value, bool):
             raise TypeError(f"tensorboard_trace_handler: '{field}' must be a bool, got {type(value).__name__}")
     if auto_plot is not None and not isinstance(auto_plot, bool):
@@ -195,7 +205,7 @@ def tensorboard_trace_handler(
 
     envelope = os.fspath(plot) if isinstance(plot, os.PathLike) else plot
     return TraceHandler(dir_name, worker_name, analyse_flag, async_mode,
-                        AutoPlot.resolve(auto_plot, plot_required, envelope))
+                        AutoPlot.resolve(auto_plot, plot_required, envelope), use_gzip)
 
 
 def trace_dir_of(run_dir: "os.PathLike[str] | str") -> str:
@@ -203,10 +213,11 @@ def trace_dir_of(run_dir: "os.PathLike[str] | str") -> str:
     return os.path.join(os.fspath(run_dir), OUTPUT_DIR)
 
 
-def trace_file_name(run_dir: str, worker_name: str) -> str:
-    """The trace's file name in a run directory: ``{worker_name}.{timestamp}.pt.trace.json``."""
+def trace_file_name(run_dir: str, worker_name: str, use_gzip: bool = False) -> str:
+    """The trace's file name in a run directory: ``{worker_name}.{timestamp}.pt.trace.json``
+    (``.gz`` after it with `use_gzip`)."""
     stamp = os.path.basename(os.path.normpath(run_dir))[len(worker_name) + 1:].split(RUN_DIR_SUFFIX)[0]
-    return f"{worker_name}.{stamp}{TRACE_SUFFIX}"
+    return f"{worker_name}.{stamp}{TRACE_SUFFIX}{'.gz' if use_gzip else ''}"
 
 
 def database_file_name(rank: int, world_size: int) -> str:
@@ -255,7 +266,8 @@ def write_database(trace: Any, run_dir: str, metadata_items: List[Any], rank: in
 class _RunDirectoryJob:
     """Everything a run directory needs, taken from the profiler at the moment the cycle ends."""
 
-    def __init__(self, prof: Any, run_dir: str, worker_name: str, analyse: bool, with_database: bool) -> None:
+    def __init__(self, prof: Any, run_dir: str, worker_name: str, analyse: bool, with_database: bool,
+                 use_gzip: bool) -> None:
         if prof.trace is None:
             raise RuntimeError("the profiler has no trace")
         self.prof_trace = prof.trace
@@ -272,8 +284,8 @@ class _RunDirectoryJob:
         # Auto-plot reads the database: written from the trace in memory when analysing. Without
         # analysing, the plots build it from the capture (perfprof.analysis.open_run).
         self.with_database = with_database
-        self.trace_file = trace_file_name(run_dir, worker_name)
-        self.metadata_items = list(prof._metadata.items())
+        self.trace_file = trace_file_name(run_dir, worker_name, use_gzip)
+        self.metadata_items = prof._metadata_items()
         self.metadata: Dict[str, Any] = prof.metadata
         self.dist = distributed_info()
         self.info = {
@@ -282,6 +294,8 @@ class _RunDirectoryJob:
             "world_size": self.dist.world_size,
             "backend": self.dist.backend,
             "pid": os.getpid(),
+            "trace_id": prof.get_trace_id(),
+            "use_gzip": use_gzip,  # how `perfprof analyse` writes the trace when it writes it later
             "versions": versions(),
             "config": prof._config_description(),
             "window": {

@@ -1,0 +1,68 @@
+"""What torch.profiler's profile does around each cycle besides collecting, for scripts written
+against it: a trace id per cycle (``trace_id`` at the top of the trace, ``get_trace_id()``), and
+an execution trace observer started and stopped with the kept window."""
+from __future__ import annotations
+
+import math
+import uuid
+from typing import Any, Callable, Optional
+
+from ._logging import logger, warn_once
+
+
+def check_trace_id_callback(function: str, callback: object) -> Optional[Callable[[], str]]:
+    """`callback` if it is None or callable, else TypeError naming the field."""
+    if callback is not None and not callable(callback):
+        raise TypeError(f"{function}: 'custom_trace_id_callback' must be callable, got {type(callback).__name__}")
+    return callback
+
+
+def new_trace_id(callback: Optional[Callable[[], str]]) -> str:
+    """The id of a cycle that begins: `callback()` when given, else 32 random hex digits (as
+    torch.profiler makes them). A callback that raises or returns no str costs one warning and
+    the cycle gets a random id: the job goes on."""
+    if callback is not None:
+        try:
+            trace_id = callback()
+        except Exception as error:  # never hurt the job
+            warn_once("trace-id-callback-raised", f"perfprof: custom_trace_id_callback raised {error!r}; "
+                      "cycles get random trace ids")
+        else:
+            if isinstance(trace_id, str) and trace_id:
+                return trace_id
+            warn_once("trace-id-callback-type", "perfprof: custom_trace_id_callback returned "
+                      f"{trace_id!r}, not a non-empty str; cycles get random trace ids")
+    return f"{uuid.uuid4().int:032X}"
+
+
+def check_timeout(function: str, timeout_s: object) -> Optional[float]:
+    """post_processing_timeout_s: None, or a number of seconds >= 0."""
+    if timeout_s is None:
+        return None
+    if not isinstance(timeout_s, (int, float)) or isinstance(timeout_s, bool):
+        raise TypeError(f"{function}: 'post_processing_timeout_s' must be a number of seconds, "
+                        f"got {type(timeout_s).__name__}")
+    if math.isnan(timeout_s) or timeout_s < 0:
+        raise ValueError(f"{function}: 'post_processing_timeout_s' must be >= 0, got {timeout_s!r}")
+    return float(timeout_s)
+
+
+def check_observer(function: str, observer: object) -> Any:
+    """An execution trace observer: None, or an object with start() and stop() (torch's
+    ExecutionTraceObserver, registered with its output file)."""
+    if observer is not None and not all(callable(getattr(observer, name, None)) for name in ("start", "stop")):
+        raise TypeError(f"{function}: 'execution_trace_observer' must have start() and stop() "
+                        f"(torch.profiler.ExecutionTraceObserver), got {type(observer).__name__}")
+    return observer
+
+
+def drive_observer(observer: Any, method: str) -> None:
+    """Call the observer's start, stop or cleanup; a failure is one line, and the job goes on."""
+    call = getattr(observer, method, None) if observer is not None else None
+    if not callable(call):
+        return
+    try:
+        call()
+    except Exception as error:  # never hurt the job
+        logger.error("perfprof: execution_trace_observer.%s() failed: %r; its execution trace may be incomplete",
+                     method, error)
