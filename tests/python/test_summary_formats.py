@@ -61,3 +61,13 @@ def test_terminal_table_has_the_scaled_headers_and_cells():
     console.print(rich_table(KERNELS))
     shown = console.export_text()
     assert "Top kernels" in shown and "total (ms)" in shown and "4.500" in shown and "gemm|fused" in shown
+
+
+def test_a_runs_report_leaves_out_columns_without_values_and_large_plain_numbers_lose_decimals():
+    steps = Table.of("step_time_breakdown", "Step time breakdown", ["step", "duration_ns", "computing_ns", "mean"],
+                     [(3, 1_959_000, None, 669_986_816.0), (4, 1_876_000, None, 12.5)])
+    report = to_markdown([steps], values_only=True)
+    assert "| step | duration (ms) | mean |" in report and "computing" not in report
+    assert "| 3 | 1.959 | 669,986,816 |" in report and "| 4 | 1.876 | 12.500 |" in report
+    assert "computing (ns)" in to_markdown([steps])  # compared runs keep every column
+    assert to_csv([steps]).splitlines()[0] == "step,duration_ns,computing_ns,mean"  # raw formats too

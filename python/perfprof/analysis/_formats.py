@@ -2,7 +2,8 @@
 
 Machine formats (CSV, JSON) keep the raw values and column names. Human formats (text,
 Markdown) scale each unit column to a readable unit chosen from its largest value, name the
-unit in the header, and show timestamps as offsets from the run's window start.
+unit in the header, and show timestamps as offsets from the run's window start; a report of one
+run leaves out the columns no row has a value in (a host-only run's device columns).
 """
 from __future__ import annotations
 
@@ -96,8 +97,16 @@ def _display_column(name: str, values: Sequence[Any], origin_ns: Optional[int]) 
     if numbers and all(isinstance(value, int) for value in values if value is not None):
         return DisplayColumn(label, _integer, True)
     if numbers:
-        return DisplayColumn(label, lambda value: _number(value, 1.0, 3), True)
+        return DisplayColumn(label, _plain_number, True)
     return DisplayColumn(label, lambda value: "" if value is None else str(value), False)
+
+
+def _plain_number(value: Any) -> str:
+    """A number without a unit: three decimals, none from 100,000 on (a mean of byte counts
+    reads 669,986,816, not 669,986,816.000)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and abs(value) >= 1e5:
+        return _number(value, 1.0, 0)
+    return _number(value, 1.0, 3)
 
 
 def _integer(value: Any) -> str:
@@ -144,11 +153,25 @@ def to_json(tables: Sequence[Table], about: Dict[str, Any], indent: Optional[int
     return json.dumps(document, indent=indent)
 
 
-def to_markdown(tables: Sequence[Table], origin_ns: Optional[int] = None, shared_units: bool = False) -> str:
+def with_values_only(table: Table) -> Table:
+    """`table` without the columns none of its rows has a value in (None or an empty text)."""
+    kept = [index for index in range(len(table.columns))
+            if any(row[index] is not None and row[index] != "" for row in table.rows)]
+    if not table.rows or len(kept) == len(table.columns):
+        return table
+    return Table.of(table.name, table.title, [table.columns[index] for index in kept],
+                    [[row[index] for index in kept] for row in table.rows])
+
+
+def to_markdown(tables: Sequence[Table], origin_ns: Optional[int] = None, shared_units: bool = False,
+                values_only: bool = False) -> str:
     """Each table as a Markdown section: ``## title`` and a pipe table (or a line saying it is
-    empty); `shared_units` as :func:`display_columns` takes it."""
+    empty); `shared_units` as :func:`display_columns` takes it; `values_only`: without the
+    columns no row has a value in."""
     sections = []
     for table in tables:
+        if values_only:
+            table = with_values_only(table)
         lines = [f"## {table.title}", ""]
         if not table.rows:
             lines.append("_no data in this run_")
@@ -168,9 +191,12 @@ _TEXT_COLUMN_WIDTH = 24
 
 
 def rich_table(table: Table, origin_ns: Optional[int] = None, width: Optional[int] = None,
-               shared_units: bool = False) -> Any:
+               shared_units: bool = False, values_only: bool = False) -> Any:
     """A rich Table of `table` for a terminal `width` columns wide (default: any width);
-    `shared_units` as :func:`display_columns` takes it. Drawn by :func:`fitted_table`."""
+    `shared_units` as :func:`display_columns` takes it; `values_only`: without the columns no row
+    has a value in. Drawn by :func:`fitted_table`."""
+    if values_only:
+        table = with_values_only(table)
     columns = display_columns(table, origin_ns, shared_units)
     rendered = [[column.render(value) for column, value in zip(columns, row)] for row in table.rows]
     return fitted_table(table.title, [column.header for column in columns], [column.numeric for column in columns],

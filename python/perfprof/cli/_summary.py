@@ -112,7 +112,7 @@ def _print_summary(run_path: str, output_format: str, top: int, names: Optional[
         elif output_format == "csv":
             click.echo((f"# run: {run_path}\n" if heading else "") + to_csv(tables), nl=False)
         elif output_format == "markdown":
-            click.echo(f"# {run_path}\n\n" + to_markdown(tables, origin), nl=False)
+            click.echo(f"# {run_path}\n\n" + to_markdown(tables, origin, values_only=True), nl=False)
         else:
             _print_text(tables, run_path, run.path, origin)
 
@@ -127,6 +127,6 @@ def _print_text(tables: Sequence["Table"], run_path: str, database: str, origin:
     out.print(f"database: {database}", highlight=False)
     for table in tables:
         if table.rows:
-            out.print(rich_table(table, origin, width=out.width))
+            out.print(rich_table(table, origin, width=out.width, values_only=True))
         else:
             out.print(f"[bold]{table.title}[/bold]: no data in this run", highlight=False)
