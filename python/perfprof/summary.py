@@ -14,6 +14,11 @@ if TYPE_CHECKING:
     from . import _core
 
 
+def _time_text(name: str) -> property:
+    """A property giving the time (us) attribute `name` as torch.profiler's text (``1.234ms``)."""
+    return property(lambda self: _format_time(getattr(self, name)), doc=f"{name} as text, e.g. '1.234ms'")
+
+
 class _EventTimes:
     """The times torch.profiler derives from an event's or a row's totals (its
     ``FormattedTimesMixin``): averages per call, their text, and the older ``cuda_*`` names."""
@@ -49,29 +54,12 @@ class _EventTimes:
         """torch.profiler's older name for self_device_time_total."""
         return self.self_device_time_total
 
-    @property
-    def cpu_time_str(self) -> str:
-        return _format_time(self.cpu_time)
-
-    @property
-    def device_time_str(self) -> str:
-        return _format_time(self.device_time)
-
-    @property
-    def cpu_time_total_str(self) -> str:
-        return _format_time(self.cpu_time_total)
-
-    @property
-    def device_time_total_str(self) -> str:
-        return _format_time(self.device_time_total)
-
-    @property
-    def self_cpu_time_total_str(self) -> str:
-        return _format_time(self.self_cpu_time_total)
-
-    @property
-    def self_device_time_total_str(self) -> str:
-        return _format_time(self.self_device_time_total)
+    cpu_time_str = _time_text("cpu_time")
+    device_time_str = _time_text("device_time")
+    cpu_time_total_str = _time_text("cpu_time_total")
+    device_time_total_str = _time_text("device_time_total")
+    self_cpu_time_total_str = _time_text("self_cpu_time_total")
+    self_device_time_total_str = _time_text("self_device_time_total")
 
 
 @dataclass
