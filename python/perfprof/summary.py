@@ -6,7 +6,7 @@ import json
 import math
 import os
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ._files import make_directory, replaced_whole
 
@@ -119,7 +119,7 @@ class FunctionEventAvg(_EventTimes):
     def _first_of(cls, event: Any, key: str) -> "FunctionEventAvg":
         """An empty row under `key` taking what torch takes from a row's first event."""
         return cls(key=key, input_shapes=event.input_shapes, stack=list(event.stack), device_type=event.device_type,
-                   **{name: 0 for name in _SUMMED_FIELDS}, is_async=event.is_async,
+                   **_no_totals(), is_async=event.is_async,
                    is_user_annotation=event.is_user_annotation, nested=_is_nested(event))
 
     def __repr__(self) -> str:
@@ -127,6 +127,11 @@ class FunctionEventAvg(_EventTimes):
                 f"cpu_time={self.cpu_time_str} self_cuda_time={self.self_device_time_total_str} "
                 f"cuda_time={self.device_time_str} input_shapes={self.input_shapes} "
                 f"cpu_memory_usage={self.cpu_memory_usage} cuda_memory_usage={self.device_memory_usage}>")
+
+
+def _no_totals() -> Dict[str, Any]:
+    """A row's summed fields before anything is added."""
+    return dict.fromkeys(_SUMMED_FIELDS, 0)
 
 
 # What adding an event to a row sums.
@@ -247,7 +252,7 @@ class EventList(list):
         """One row, key ``"Total"``, adding up every event or row of the list (times, memory,
         calls, FLOPs), as torch.profiler's ``total_average``."""
         total = FunctionEventAvg(key="Total", input_shapes="", stack=[], device_type="CPU",
-                                 **{name: 0 for name in _SUMMED_FIELDS})
+                                 **_no_totals())
         for event in self:
             total._accumulate(event)
         return total
@@ -263,7 +268,7 @@ class EventList(list):
                         group_by_overload_name)
         rows: Dict[Tuple[Any, ...], FunctionEventAvg] = {}
         for event in self:
-            key = (event.key, event.device_type, event.is_user_annotation)
+            key: Tuple[Any, ...] = (event.key, event.device_type, event.is_user_annotation)
             if group_by_input_shapes:
                 key += (str(event.input_shapes),)
             if group_by_stack_n:
@@ -421,7 +426,7 @@ def events_from_core(raw: Sequence[Dict[str, Any]], *, with_flops: bool, with_me
                      with_memory=with_memory)
 
 
-def _totals(row: Dict[str, Any]) -> Dict[str, Any]:
+def _totals(row: Mapping[str, Any]) -> Dict[str, Any]:
     """A core row's times (ns -> us), memory and FLOPs under torch's names."""
     totals = {"cpu_time_total": row["cpu_total_ns"] / 1e3, "self_cpu_time_total": row["self_cpu_ns"] / 1e3,
               "device_time_total": row["device_total_ns"] / 1e3, "self_device_time_total": row["self_device_ns"] / 1e3,
