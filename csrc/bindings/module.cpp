@@ -521,6 +521,12 @@ PYBIND11_MODULE(_core, m) {
     py::gil_scoped_release release;
     return ActivityCollector::instance().stop();
   }, "Stop GPU collection and flush CUPTI's buffers; returns why the flush failed, or ''.");
+  m.def("gpu_pause", [](bool paused) {
+    py::gil_scoped_release release;
+    return ActivityCollector::instance().set_paused(paused);
+  }, py::arg("paused"),
+  "Pause (True) or resume (False) recording GPU work launched from now on; returns why CUPTI\n"
+  "refused, or ''. No effect while not collecting.");
   m.def("gpu_discard", [] {
     py::gil_scoped_release release;
     ActivityCollector::instance().discard();

@@ -203,6 +203,29 @@ CUptiResult ActivityCollector::flush(const CuptiApi& api) {
 void ActivityCollector::disable_all(const CuptiApi& api) {
   for (CUpti_ActivityKind kind : enabled_) api.ActivityDisable(kind);
   enabled_.clear();
+  paused_ = false;
+}
+
+std::string ActivityCollector::set_paused(bool paused) {
+  if (!collecting() || paused == paused_) return {};
+  CuptiLibrary& library = CuptiLibrary::instance();
+  const CuptiApi& api = library.api();
+  for (CUpti_ActivityKind kind : enabled_) {
+    if (!records_work(kind)) continue;
+    const CUptiResult result = paused ? api.ActivityDisable(kind) : api.ActivityEnable(kind);
+    if (result != CUPTI_SUCCESS) {
+      return fmt::format("cannot {} {} activity: {}", paused ? "pause" : "resume", kind_name(kind),
+                         library.describe(result));
+    }
+  }
+  paused_ = paused;
+  return {};
+}
+
+// Device records describe GPUs, and external correlation records link later work to host
+// ranges: neither records work, and both stay on through a pause.
+bool ActivityCollector::records_work(CUpti_ActivityKind kind) {
+  return kind != CUPTI_ACTIVITY_KIND_DEVICE && kind != CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION;
 }
 
 const char* ActivityCollector::kind_name(CUpti_ActivityKind kind) {

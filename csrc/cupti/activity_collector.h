@@ -42,6 +42,12 @@ class ActivityCollector {
   std::string stop();
   bool collecting() const { return collecting_.load(std::memory_order_acquire); }
 
+  // Pauses (true) or resumes (false) recording GPU work: the kinds that record work and API
+  // calls are disabled, so what is launched while paused is not recorded, while the records of
+  // earlier work still arrive (torch.profiler's toggle_collection_dynamic). Returns why CUPTI
+  // refused, or "". No effect while not collecting; stop() and start() end a pause.
+  std::string set_paused(bool paused);
+
   // Moves out what was decoded so far (flushing first when `flush_first`), or drops it. Every
   // record CUPTI produced before a flush is in what that take or a later one returns: delivered,
   // or counted in dropped_records.
@@ -81,6 +87,7 @@ class ActivityCollector {
   void align_clock(const CuptiApi& api);
   std::vector<CUpti_ActivityKind> kinds_for(GpuLevel level) const;
   void disable_all(const CuptiApi& api);
+  static bool records_work(CUpti_ActivityKind kind);
   static const char* kind_name(CUpti_ActivityKind kind);
   void push(uint64_t range_id) noexcept;
   void pop() noexcept;
@@ -90,6 +97,7 @@ class ActivityCollector {
   bool uses_host_clock_ = false;
   int64_t clock_offset_ns_ = 0;
   std::vector<CUpti_ActivityKind> enabled_;
+  bool paused_ = false;  // the kinds of enabled_ that record work are disabled
   std::vector<std::string> skipped_kinds_;
   std::unique_ptr<BufferPool> pool_;
 

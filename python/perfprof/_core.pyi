@@ -410,6 +410,10 @@ class TelemetryReport(TypedDict):
 def telemetry_stop() -> TelemetryReport:
     """Stop sampling; returns what the sampler did (samples, readings, late_samples, cpu_ns, wall_ns, messages)."""
 
+def gpu_pause(paused: bool) -> str:
+    """Pause (True) or resume (False) recording GPU work launched from now on; returns why CUPTI
+    refused, or ''. No effect while not collecting."""
+
 def gpu_discard() -> None:
     """Drop GPU activity collected so far (warm-up)."""
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Any, Callable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, List, Optional, Sequence, Set, Tuple
 
 from . import _core
 from ._collectors import Collection, Collector, collectors_for
@@ -82,6 +82,19 @@ class Session:
             self._check_stream()
             self._termination = TerminationNotice(os.path.dirname(os.path.abspath(capture_path)), self.flush)
             self._termination.install()
+
+    def toggle(self, enable: bool, activities: Set[str]) -> None:
+        """Resume (`enable`) or pause recording the `activities` ("CPU", "CUDA") from now on:
+        their collectors' pausable channels open or close, and each collector pauses what its
+        channels do not gate. What began before a pause is recorded whole. No effect once stopped."""
+        if not self.collecting:
+            return
+        for collector in self._collectors:
+            if collector.activity not in activities:
+                continue
+            gated = collector.pausable_channels & collector.channels
+            _core.set_channels(_core.channels() | gated if enable else _core.channels() & ~gated)
+            _guarded(collector, "toggle", collector.pause, not enable)
 
     def add_run_metadata(self, key: str, text: str, from_user: bool) -> None:
         """Write run metadata added while the session records into its capture (nothing without

@@ -40,7 +40,7 @@ def normalize_activities(activities: Optional[Iterable[object]]) -> List[Profile
         raise TypeError(f"activities must be a list of ProfilerActivity, got {activities!r}")
     requested: List[ProfilerActivity] = []
     for item in activities:
-        activity = _as_activity(item)
+        activity = as_activity(item)
         if activity not in requested:
             requested.append(activity)
     # CPU is always supported; CUDA is probed (libcupti loaded, the driver initialised) only
@@ -58,7 +58,8 @@ def normalize_activities(activities: Optional[Iterable[object]]) -> List[Profile
     return requested
 
 
-def _as_activity(item: object) -> ProfilerActivity:
+def as_activity(item: object) -> ProfilerActivity:
+    """`item` (perfprof's or torch's member, or its name) as perfprof's ProfilerActivity."""
     if isinstance(item, ProfilerActivity):
         return item
     name = item if isinstance(item, str) else getattr(item, "name", None)

@@ -11,7 +11,7 @@ from ._files import make_directory
 from ._logging import logger, warn_once
 from ._options import ProfilerOptions
 from ._session import Session
-from .activity import ProfilerActivity
+from .activity import ProfilerActivity, as_activity
 from .experimental_config import ExperimentalConfig
 from .run_metadata import distributed_info
 from .schedule import ProfilerAction, action_from
@@ -323,6 +323,22 @@ class _KinetoProfile:
         except ValueError as error:
             raise ValueError(f"add_metadata_json: value for '{key}' is not valid JSON: {error}") from None
         self._set_metadata(key, json.dumps(parsed))
+
+    def toggle_collection_dynamic(self, enable: bool, activities: Iterable[ProfilerActivity]) -> None:
+        """Pause (`enable` False) or resume collecting `activities` in the middle of a cycle, as
+        torch.profiler's method does: with ``CPU``, the operators, ``record_function`` ranges
+        and Python calls that begin while paused are not recorded (those begun before are
+        recorded whole); with ``CUDA``, GPU work and API calls launched while paused are not.
+        Steps, mstx markers, telemetry and memory events go on. No effect while not
+        collecting; a pause ends with the cycle."""
+        if not isinstance(enable, bool):
+            raise TypeError(f"toggle_collection_dynamic: 'enable' must be a bool, got {type(enable).__name__}")
+        if isinstance(activities, (str, bytes)) or not hasattr(activities, "__iter__"):
+            raise TypeError(f"toggle_collection_dynamic: 'activities' must be a list of ProfilerActivity, "
+                            f"got {activities!r}")
+        names = {as_activity(activity).value for activity in activities}
+        if self._collecting():
+            self._session.toggle(enable, names)
 
     def _metadata_items(self) -> List[Tuple[str, str]]:
         """What the trace's exports write at their top level: the user's metadata and the trace id."""

@@ -278,6 +278,18 @@ def _module_call_code() -> Any:
 
 # -- torch's observer state -----------------------------------------------------------------------
 
+def pause_torch_state(paused: bool) -> None:
+    """Pause (True) or resume (False) torch's own collection of this thread's operators, when
+    perfprof reads them from torch's results (its KINETO state); the other states report each
+    operator to perfprof's stubs, which the recorder's channels gate."""
+    if _thread.torch_state != "KINETO":
+        return
+    from torch._C._autograd import _toggle_collection_dynamic
+    from torch._C._profiler import ProfilerActivity
+
+    _toggle_collection_dynamic(not paused, {ProfilerActivity.CPU})
+
+
 def _enable_torch_state(options: CaptureOptions, after_torch_profiler: bool = False) -> Optional[str]:
     """Switch on the torch profiler state `options` need on this thread; returns its name.
     `after_torch_profiler`: a torch.profiler session on this thread has just ended (torch clears its

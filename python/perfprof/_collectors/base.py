@@ -38,6 +38,10 @@ class Collector(abc.ABC):
 
     name: str = ""
     channels: int = 0
+    #: toggle_collection_dynamic: the activity ("CPU" or "CUDA") this collector's pausable data
+    #: belongs to ("": none), and which of its channels a pause closes.
+    activity: str = ""
+    pausable_channels: int = 0
 
     def __init__(self, options: ProfilerOptions) -> None:
         self.options = options
@@ -53,6 +57,11 @@ class Collector(abc.ABC):
 
     def window_begin(self) -> None:
         """The kept window begins: drop what was collected during warm-up, if anything."""
+
+    def pause(self, paused: bool) -> None:
+        """toggle_collection_dynamic: stop (True) or go on (False) recording what begins from
+        now on, beyond closing ``pausable_channels`` (which the session does); what began before
+        a pause is recorded whole."""
 
     @abc.abstractmethod
     def stop(self, collection: Collection) -> None:

@@ -18,6 +18,7 @@ class GpuActivity(Collector):
     host stopped recording."""
 
     name = "GPU activity"
+    activity = "CUDA"
 
     def __init__(self, options: ProfilerOptions) -> None:
         super().__init__(options)
@@ -50,6 +51,13 @@ class GpuActivity(Collector):
             error = _core.gpu_metrics_begin()
             if error:
                 warn_once(f"gpu-metrics-{error}", f"perfprof: per-kernel GPU metrics are not measured: {error}")
+
+    def pause(self, paused: bool) -> None:
+        if not self._collecting:
+            return
+        error = _core.gpu_pause(paused)
+        if error:
+            logger.warning("perfprof: toggle_collection_dynamic: %s; GPU activity is collected as before", error)
 
     def stop(self, collection: Collection) -> None:
         if not self._collecting:

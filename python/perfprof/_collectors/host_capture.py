@@ -17,6 +17,8 @@ class HostCapture(Collector):
 
     name = "host capture"
     channels = _core.CHANNEL_OPERATORS | _core.CHANNEL_PYTHON
+    activity = "CPU"
+    pausable_channels = channels
 
     def __init__(self, options: ProfilerOptions) -> None:
         super().__init__(options)
@@ -40,6 +42,11 @@ class HostCapture(Collector):
 
     def window_begin(self) -> None:
         torch_capture.window_begin()
+
+    def pause(self, paused: bool) -> None:
+        # Operators read from torch's results at stop (exact inputs, memory) are paused in torch.
+        if self._thread == threading.get_ident():
+            torch_capture.pause_torch_state(paused)
 
     def stop(self, collection: Collection) -> None:
         if self._thread is None:

@@ -12,6 +12,8 @@ class HostRecorder(Collector):
     configured domains with ``ExperimentalConfig(mstx=True)``."""
 
     name = "host recorder"
+    activity = "CPU"
+    pausable_channels = _core.CHANNEL_USER_ANNOTATIONS  # steps, counters and mstx go on
 
     def __init__(self, options: ProfilerOptions) -> None:
         super().__init__(options)
