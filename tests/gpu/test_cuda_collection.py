@@ -92,3 +92,28 @@ def test_record_function_links_to_the_kernels_launched_inside(tmp_path):
     (scaled,) = [e for e in events if e.get("name") == "scaled"]
     kernels = [e for e in events if e.get("cat") == "kernel"]
     assert kernels and all(k["args"]["External id"] == scaled["args"]["External id"] for k in kernels)
+
+
+def test_a_cuda_pause_leaves_out_the_kernels_launched_in_it(tmp_path):
+    """toggle_collection_dynamic on real CUPTI: kernels launched while CUDA is paused are not
+    recorded; those before and after are, with their launches."""
+    import torch
+
+    x = torch.randn(1024, 1024, device="cuda")
+    torch.cuda.synchronize()
+    cuda = [perfprof.ProfilerActivity.CUDA]
+    with perfprof.profile(activities=[perfprof.ProfilerActivity.CPU, perfprof.ProfilerActivity.CUDA]) as prof:
+        x.mul_(1.0001)
+        prof.toggle_collection_dynamic(False, cuda)
+        for _ in range(3):
+            x.add_(1.0)
+        torch.cuda.synchronize()
+        prof.toggle_collection_dynamic(True, cuda)
+        x.mul_(1.0001)
+        torch.cuda.synchronize()
+    path = tmp_path / "paused.json"
+    prof.export_chrome_trace(str(path))
+    events = json.loads(path.read_text())["traceEvents"]
+    kernels = [e["name"].lower() for e in events if e.get("cat") == "kernel"]
+    assert len(kernels) == 2 and all("mul" in k or "elementwise" in k for k in kernels), kernels
+    assert sum(e["name"] == "aten::add_" for e in events) == 3  # the host went on recording
