@@ -278,6 +278,12 @@ def _module_call_code() -> Any:
 
 # -- torch's observer state -----------------------------------------------------------------------
 
+def uses_torch_results(thread: int) -> bool:
+    """Whether thread `thread` (an ident) captures through torch's KINETO state, whose results
+    perfprof reads at stop."""
+    return _kineto_thread == thread
+
+
 def pause_torch_state(paused: bool) -> None:
     """Pause (True) or resume (False) torch's own collection of this thread's operators, when
     perfprof reads them from torch's results (its KINETO state); the other states report each

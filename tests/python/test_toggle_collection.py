@@ -101,3 +101,18 @@ print(json.dumps(load_trace(path)))
     assert len(launches) == 2
     assert not [e for e in result["traceEvents"] if e.get("cat") == "gpu_memcpy"]
     assert any(e.get("name") == "host_goes_on" for e in result["traceEvents"])  # CPU was not paused
+
+
+def test_a_pause_from_another_thread_says_what_it_cannot_pause(caplog):
+    import logging
+    import threading
+
+    x = torch.ones(4)
+    with caplog.at_level(logging.WARNING, logger="perfprof"):
+        with perfprof.profile(activities=[perfprof.ProfilerActivity.CPU], profile_memory=True) as prof:
+            other = threading.Thread(target=prof.toggle_collection_dynamic, args=(False, ["CPU"]))
+            other.start()
+            other.join()
+            x.mul(2)  # torch's own collection of this thread is not paused from the other one
+    assert Counter(event.name for event in prof.events())["aten::mul"] == 1
+    assert any("another thread" in record.getMessage() for record in caplog.records)

@@ -44,9 +44,14 @@ class HostCapture(Collector):
         torch_capture.window_begin()
 
     def pause(self, paused: bool) -> None:
-        # Operators read from torch's results at stop (exact inputs, memory) are paused in torch.
+        # Operators read from torch's results at stop (exact inputs, memory) are paused in torch,
+        # whose state is per thread: only the capturing thread can pause it.
         if self._thread == threading.get_ident():
             torch_capture.pause_torch_state(paused)
+        elif self._thread is not None and torch_capture.uses_torch_results(self._thread):
+            warn_once("toggle-other-thread", "perfprof: toggle_collection_dynamic called on another thread than "
+                      "the profiling one: operators read from torch's own collection (record_shapes with exact "
+                      "inputs, profile_memory) are not paused")
 
     def stop(self, collection: Collection) -> None:
         if self._thread is None:
