@@ -16,6 +16,8 @@
 
 #include <fmt/format.h>
 
+#include "common/clock.h"
+
 namespace perfprof {
 namespace {
 
@@ -293,12 +295,19 @@ class CpuReader : public HostSource::GroupReader {
 
   // /proc/<pid>/stat counts CPU time in clock ticks (USER_HZ, 100 a second): over a 20 ms sample
   // a process's usage could only read as 0, 50, 100... %. The process's own CPU clock counts
-  // nanoseconds.
+  // nanoseconds, and is divided by the wall time between its own reads, each taken beside it:
+  // the round's time is read before its other files, and a sampler thread that loses its CPU in
+  // between would put CPU time of one interval over the wall time of another (seen: 383% of a
+  // 2-CPU machine at a 1 ms interval).
   void read_own_clock(const Tick& tick, std::vector<Reading>& out) {
     timespec cpu{};
+    const int64_t wall_ns = now_ns();
     if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu) != 0) return;
     const uint64_t cpu_ns = static_cast<uint64_t>(cpu.tv_sec) * 1'000'000'000 + static_cast<uint64_t>(cpu.tv_nsec);
-    add_rate(out, CounterMetric::ProcessCpuUsage, process_, process_ticks_.rate(cpu_ns, tick), 100.0 / 1e9);
+    Tick at_read = tick;
+    at_read.elapsed_s = own_clock_read_ns_ > 0 ? static_cast<double>(wall_ns - own_clock_read_ns_) / kNsPerSecond : 0;
+    own_clock_read_ns_ = wall_ns;
+    add_rate(out, CounterMetric::ProcessCpuUsage, process_, process_ticks_.rate(cpu_ns, at_read), 100.0 / 1e9);
   }
 
   ProcFile stat_;
@@ -309,6 +318,7 @@ class CpuReader : public HostSource::GroupReader {
   Core all_;
   std::vector<Core> cores_;  // by core number
   Counter process_ticks_;  // in clock ticks, or in ns from the own clock
+  int64_t own_clock_read_ns_ = 0;  // when the own clock was last read (now_ns); 0: never
 };
 
 // HostMemoryUsed/Available from <root>/meminfo and ProcessMemoryRss from <root>/<pid>/statm:

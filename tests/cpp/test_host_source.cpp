@@ -371,5 +371,23 @@ TEST(HostSourceRealProc, ThisProcessesUsageIsExact) {
   EXPECT_LE(usage, 100.0 * static_cast<double>(cpu_after_second - cpu_before_first) / elapsed);
 }
 
+// The rate divides the CPU time between the clock's reads by the wall time between those reads,
+// not by the time the rounds were given: a round whose time was read long before its CPU clock
+// (the sampler thread lost its CPU in between) must not read more than the CPU the process had.
+TEST(HostSourceRealProc, ThisProcessesUsageIsOverTheClocksOwnInterval) {
+  HostSource host(HostGroups{true, false, false, false});
+  std::vector<Reading> readings;
+  ASSERT_EQ(host.sample(now_ns(), readings), "");
+  const int64_t cpu_before = process_cpu_ns();
+  while (process_cpu_ns() - cpu_before < 5'000'000) {
+  }
+  readings.clear();
+  ASSERT_EQ(host.sample(now_ns() - 4'000'000, readings), "");  // the round's time, 4 ms stale
+  const double usage = values_of(readings).at("Process CPU Usage/process");
+  // One thread spun: at most one CPU's worth (the round's time would have made it about 500%).
+  EXPECT_LE(usage, 101.0);
+  EXPECT_GT(usage, 0.0);
+}
+
 }  // namespace
 }  // namespace perfprof
