@@ -1,7 +1,10 @@
 #include "telemetry/host_source.h"
 
 #include <fcntl.h>
+#include <sched.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <ctime>
@@ -187,6 +190,14 @@ void add_rate(std::vector<Reading>& out, CounterMetric metric, StringId instance
 
 }  // namespace
 
+double CpuShare::over(double cpu_ns, double wall_ns) noexcept {
+  if (wall_ns <= 0) return 0;
+  const double used = cpu_ns + carried_ns_;
+  const double shown = std::min(used, wall_ns * cpus_);
+  carried_ns_ = used - shown;
+  return shown / wall_ns;
+}
+
 class HostSource::GroupReader {
  public:
   virtual ~GroupReader() = default;
@@ -297,17 +308,33 @@ class CpuReader : public HostSource::GroupReader {
   // a process's usage could only read as 0, 50, 100... %. The process's own CPU clock counts
   // nanoseconds, and is divided by the wall time between its own reads, each taken beside it:
   // the round's time is read before its other files, and a sampler thread that loses its CPU in
-  // between would put CPU time of one interval over the wall time of another (seen: 383% of a
-  // 2-CPU machine at a 1 ms interval).
+  // between would put CPU time of one interval over the wall time of another.
+  //
+  // The clock adds a thread running on another CPU only at that CPU's scheduler tick (1 to 10
+  // ms) or when it is switched out, so over a short interval it can hold CPU time of the one
+  // before: more than the process's CPUs could give (4.6 CPUs' worth on a 2-CPU machine at 1
+  // ms). CpuShare caps a reading at the CPUs the process may run on and carries the rest.
   void read_own_clock(const Tick& tick, std::vector<Reading>& out) {
     timespec cpu{};
     const int64_t wall_ns = now_ns();
     if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu) != 0) return;
     const uint64_t cpu_ns = static_cast<uint64_t>(cpu.tv_sec) * 1'000'000'000 + static_cast<uint64_t>(cpu.tv_nsec);
-    Tick at_read = tick;
-    at_read.elapsed_s = own_clock_read_ns_ > 0 ? static_cast<double>(wall_ns - own_clock_read_ns_) / kNsPerSecond : 0;
-    own_clock_read_ns_ = wall_ns;
-    add_rate(out, CounterMetric::ProcessCpuUsage, process_, process_ticks_.rate(cpu_ns, at_read), 100.0 / 1e9);
+    const int64_t previous_wall_ns = std::exchange(own_clock_read_ns_, wall_ns);
+    const std::optional<uint64_t> increase = process_ticks_.advance(cpu_ns, tick);
+    if (!increase || wall_ns <= previous_wall_ns) {
+      own_share_.reset();
+      return;
+    }
+    const double share = own_share_.over(static_cast<double>(*increase), static_cast<double>(wall_ns - previous_wall_ns));
+    add_reading(out, CounterMetric::ProcessCpuUsage, process_, 100.0 * share);
+  }
+
+  // The CPUs this process may run on (its affinity), at least 1.
+  static double usable_cpus() {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    const int count = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 0;
+    return count > 0 ? count : std::max(1L, sysconf(_SC_NPROCESSORS_ONLN));
   }
 
   ProcFile stat_;
@@ -319,6 +346,7 @@ class CpuReader : public HostSource::GroupReader {
   std::vector<Core> cores_;  // by core number
   Counter process_ticks_;  // in clock ticks, or in ns from the own clock
   int64_t own_clock_read_ns_ = 0;  // when the own clock was last read (now_ns); 0: never
+  CpuShare own_share_{usable_cpus()};
 };
 
 // HostMemoryUsed/Available from <root>/meminfo and ProcessMemoryRss from <root>/<pid>/statm:

@@ -22,6 +22,23 @@ struct HostGroups {
   bool network = false;  // NetworkReceive/Transmit per interface (<root>/<pid>/net/dev)
 };
 
+// The share of CPUs a process used over an interval (1.0: one CPU), at most the CPUs it may run
+// on. A process's CPU clock adds a thread running on another CPU late (at that CPU's scheduler
+// tick), so an interval can hold CPU time of the one before: what is over the cap is carried into
+// the next interval, and the shares still add up to the clock.
+class CpuShare {
+ public:
+  explicit CpuShare(double cpus) : cpus_(cpus) {}
+  // The share of `cpu_ns` CPU time, plus what earlier intervals carried, over `wall_ns`.
+  double over(double cpu_ns, double wall_ns) noexcept;
+  // Nothing carried (the clock was not read at the previous sample).
+  void reset() noexcept { carried_ns_ = 0; }
+
+ private:
+  double cpus_;
+  double carried_ns_ = 0;
+};
+
 class HostSource : public TelemetrySource {
  public:
   // Reads `groups` under `proc_root` (a fake tree in tests) for process `pid`. Opens nothing

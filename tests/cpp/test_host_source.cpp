@@ -389,5 +389,18 @@ TEST(HostSourceRealProc, ThisProcessesUsageIsOverTheClocksOwnInterval) {
   EXPECT_GT(usage, 0.0);
 }
 
+// CPU time the clock added late shows in the next interval instead of as more CPUs than there are.
+TEST(CpuShare, CapsAtTheCpusAndCarriesTheRest) {
+  CpuShare share(2.0);
+  EXPECT_DOUBLE_EQ(share.over(1'500'000, 1'000'000), 1.5);
+  EXPECT_DOUBLE_EQ(share.over(4'600'000, 1'000'000), 2.0);  // 4.6 CPUs' worth: 2.6 ms carried
+  EXPECT_DOUBLE_EQ(share.over(0, 1'000'000), 2.0);          // 2 ms of it
+  EXPECT_DOUBLE_EQ(share.over(0, 1'000'000), 0.6);          // the rest: 1.5 + 2 + 2 + 0.6 = 6.1 ms in all
+  EXPECT_DOUBLE_EQ(share.over(0, 1'000'000), 0.0);
+  EXPECT_DOUBLE_EQ(share.over(5'000'000, 1'000'000), 2.0);
+  share.reset();  // a sample without a reading: nothing carried past it
+  EXPECT_DOUBLE_EQ(share.over(500'000, 1'000'000), 0.5);
+}
+
 }  // namespace
 }  // namespace perfprof
