@@ -124,10 +124,11 @@ def test_the_run_is_plotted_right_after_it_is_written(run_dir):
 
     plots = os.path.join(run_dir, "plots")
     written = sorted(name for name in os.listdir(plots) if name.endswith(".png"))
-    assert written == ["memory_over_time.png", "step_time_breakdown.png", "step_times.png", "top_operators.png"]
+    assert written == ["host_telemetry.png", "memory_over_time.png", "step_time_breakdown.png", "step_times.png",
+                       "top_operators.png"]
     assert all(pixel_variance(os.path.join(plots, name)) > NOT_BLANK for name in written)
     log = open(os.path.join(plots, "perfprof_plot.log")).read()
-    assert "skipped top_kernels: no data" in log and "done: 4 written, 3 skipped, 0 failed" in log
+    assert "skipped top_kernels: no data" in log and "done: 5 written, 4 skipped, 0 failed" in log
 
 
 def test_summary_of_the_demo_in_a_terminal(run_dir):

@@ -1,11 +1,13 @@
 """perfprof.plots: the plots drawn from hand-made Tables, the plot configuration and its
 priority chain, the layout of runs, the engine and its log, auto-plot through
 tensorboard_trace_handler and through `perfprof run`, and `perfprof plot`."""
+import dataclasses
 import json
 import logging
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -75,6 +77,22 @@ def idle_time_breakdown():
                      (0, 13, "other", 2 * MS, 100)])
 
 
+def host_telemetry_over_time():
+    rows = [(panel, series, t * 20 * MS, value * (1 + t % 3))
+            for panel, series, value in (("cpu", "host", 60.0), ("cpu", "process", 90.0),
+                                         ("memory", "host used", 2.0 ** 33), ("memory", "process RSS", 2.0 ** 29),
+                                         ("network", "receive", 2.0 ** 20), ("network", "transmit", 2.0 ** 19))
+            for t in range(10)]
+    return Table.of("host_telemetry_over_time", "", ["panel", "series", "timestamp_ns", "value"], rows)
+
+
+def gpu_telemetry_over_time():
+    return Table.of("gpu_telemetry_over_time", "", ["gpu", "timestamp_ns", "utilization_pct", "memory_used_bytes",
+                                                    "power_watts", "sm_clock_mhz"],
+                    [(f"GPU {gpu}", t * 20 * MS, 10.0 * (t % 10), (t + 1) * 2.0 ** 30, 100.0 + t,
+                      None if gpu else 1980.0) for gpu in (0, 1) for t in range(10)])
+
+
 def empty(table):
     return Table.of(table.name, table.title, table.columns, [])
 
@@ -87,6 +105,8 @@ SINGLE_RUN_CASES = {
     "gpu_utilization": (_single_run.gpu_utilization, gpu_utilization),
     "memory_over_time": (_single_run.memory_over_time, memory_over_time),
     "idle_time_breakdown": (_single_run.idle_time_breakdown, idle_time_breakdown),
+    "host_telemetry": (_single_run.host_telemetry, host_telemetry_over_time),
+    "gpu_telemetry": (_single_run.gpu_telemetry, gpu_telemetry_over_time),
 }
 RUNS = {"[baseline] base": 1.0, "[treatment] new": 0.7, "other": 1.2}
 MULTI_RUN_CASES = {
@@ -181,7 +201,12 @@ def test_the_priority_chain(tmp_path, home):
     run.mkdir()
     user = home / ".perfprof" / "plot_config.yaml"
     assert config_path_for(None, str(run)) == str(user)  # made on first use, from the shipped default
-    assert user.read_text() == open(DEFAULT_CONFIG).read()
+    # Every setting of the shipped default is there, commented out: the defaults apply, plots a
+    # later version adds included, until the user uncomments one.
+    made = user.read_text()
+    assert load_config(str(user)) == dataclasses.replace(load_config(DEFAULT_CONFIG), source=str(user))
+    assert "#   - step_times" in made and "# theme: light" in made
+    assert [line for line in made.splitlines() if line.strip() and not line.startswith("#")] == []
     user.write_text("theme: dark\n")
     assert config_path_for(None, str(run)) == str(user)  # never replaced
     (run / RUN_CONFIG_FILE).write_text("top_n: 3\n")
@@ -254,7 +279,9 @@ def fake_analyses(monkeypatch):
     answers = {"step_times": step_times(), "step_time_breakdown": step_time_breakdown(),
                "top_kernels": empty(top_kernels()), "top_operators": top_operators(),
                "gpu_utilization": empty(gpu_utilization()), "memory_over_time": empty(memory_over_time()),
-               "idle_time_breakdown": empty(idle_time_breakdown())}
+               "idle_time_breakdown": empty(idle_time_breakdown()),
+               "host_telemetry_over_time": empty(host_telemetry_over_time()),
+               "gpu_telemetry_over_time": empty(gpu_telemetry_over_time())}
     for name, table in answers.items():
         monkeypatch.setattr(analysis, name, lambda run, *args, table=table: table, raising=False)
 
@@ -270,7 +297,8 @@ def test_the_engine_writes_what_has_data_and_logs_what_it_skipped(tmp_path, fake
     assert "mode: single-run, 1 run(s)" in log and "theme dark" in log
     assert "skipped top_kernels: no data (top_kernels is empty: it needs GPU activity" in log
     assert "skipped memory_over_time: no data (memory_over_time is empty: it needs memory events" in log
-    assert "done: 3 written, 4 skipped, 0 failed" in log
+    assert "skipped host_telemetry: no data (host_telemetry_over_time is empty: it needs host telemetry" in log
+    assert "done: 3 written, 6 skipped, 0 failed" in log
 
 
 def test_the_engine_draws_a_real_cpu_run(tmp_path):
@@ -279,6 +307,28 @@ def test_the_engine_draws_a_real_cpu_run(tmp_path):
     assert result.ok, open(result.log_file).read()
     assert os.path.join(run_dir, "plots", "step_times.png") in result.written
     assert "top_kernels" in [name for name, _ in result.skipped]  # no GPU in a CPU run
+
+
+def test_a_run_with_host_telemetry_gets_its_plot(tmp_path):
+    handler = perfprof.tensorboard_trace_handler(str(tmp_path), worker_name="w")
+    config = perfprof.ExperimentalConfig(export_type=["text", "db"], host_sys=["cpu", "mem", "network"])
+    with perfprof.profile(activities=[perfprof.ProfilerActivity.CPU], experimental_config=config,
+                          on_trace_ready=handler):
+        time.sleep(0.2)  # samples every 20 ms
+    (run_dir,) = handler.run_dirs
+    with analysis.open_run(run_dir) as run:
+        table = analysis.host_telemetry_over_time(run)
+    assert [panel for panel in dict.fromkeys(table.column("panel"))] == ["cpu", "memory", "network"]
+    assert {series for series in table.column("series")} == {"host", "process", "host used", "process RSS",
+                                                             "receive", "transmit"}
+    assert len([row for row in table if row["series"] == "host used"]) >= 5
+    cpus = os.cpu_count() or 1
+    assert all(0 <= row["value"] <= 100 * cpus + 1 for row in table if row["panel"] == "cpu")
+    result = perfprof.plots.plot([run_dir])
+    assert result.ok, open(result.log_file).read()
+    path = os.path.join(run_dir, "plots", "host_telemetry.png")
+    assert path in result.written and pixel_variance(path) > NOT_BLANK
+    assert "gpu_telemetry" in [name for name, _ in result.skipped]
 
 
 # -- auto-plot ------------------------------------------------------------------------------------

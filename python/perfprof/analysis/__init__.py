@@ -26,7 +26,7 @@ from ._registry import ANALYSES, Analysis
 from ._run_database import OutdatedDatabaseError, RunDatabase, database_of, open_run
 from ._summary import run_analyses
 from ._table import UNIT_SUFFIXES, Table
-from ._telemetry import telemetry_statistics
+from ._telemetry import gpu_telemetry_over_time, host_telemetry_over_time, telemetry_statistics
 
 __all__ = [
     "ANALYSES", "Analysis", "OutdatedDatabaseError", "RunDatabase", "Table", "UNIT_SUFFIXES", "database_of",
@@ -37,4 +37,5 @@ __all__ = [
     "memory_bandwidth_over_time", "queue_length", "queue_length_over_time",
     "memory_over_time", "memory_peaks", "nvtx_ranges", "python_hot_spots", "run_info", "step_statistics",
     "step_time_breakdown", "step_times", "telemetry_statistics", "top_operators",
+    "host_telemetry_over_time", "gpu_telemetry_over_time",
 ]

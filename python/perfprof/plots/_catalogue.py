@@ -56,6 +56,10 @@ SINGLE_RUN_PLOTS: Dict[str, SingleRunPlot] = {plot.name: plot for plot in (
                   lambda run, config: analysis.memory_over_time(run), _single_run.memory_over_time),
     SingleRunPlot("idle_time_breakdown", _KERNELS, lambda run, config: analysis.idle_time_breakdown(run),
                   _single_run.idle_time_breakdown),
+    SingleRunPlot("host_telemetry", "host telemetry (ExperimentalConfig(host_sys=[...]))",
+                  lambda run, config: analysis.host_telemetry_over_time(run), _single_run.host_telemetry),
+    SingleRunPlot("gpu_telemetry", "GPU telemetry (ExperimentalConfig(gpu_telemetry=True) on a GPU)",
+                  lambda run, config: analysis.gpu_telemetry_over_time(run), _single_run.gpu_telemetry),
 )}
 
 MULTI_RUN_PLOTS: Dict[str, MultiRunPlot] = {plot.name: plot for plot in (

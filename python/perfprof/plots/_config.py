@@ -147,11 +147,26 @@ def config_path_for(explicit: Optional[str], run_config_dir: str,
     try:
         os.makedirs(os.path.dirname(user_config), exist_ok=True)
         with open(DEFAULT_CONFIG, encoding="utf-8") as default:
-            create_once(user_config, default.read())
+            create_once(user_config, user_config_template(default.read()))
     except OSError as error:  # a read-only home must not stop the plots
         note(f"cannot create {user_config} ({error.strerror}); the shipped default is used")
         return DEFAULT_CONFIG
     return user_config
+
+
+_TEMPLATE_NOTE = """\
+# Made by perfprof from its defaults, every setting commented out: the defaults apply, plots added
+# by later versions included. Uncomment a setting (a list: its key and items) to change it.
+#
+"""
+
+
+def user_config_template(default_text: str) -> str:
+    """The text of a new ``~/.perfprof/plot_config.yaml``: the shipped default with every setting
+    commented out, so that it documents the keys and changes nothing until edited."""
+    lines = [line if not line.strip() or line.lstrip().startswith("#") else f"# {line}"
+             for line in default_text.splitlines()]
+    return _TEMPLATE_NOTE + "\n".join(lines) + "\n"
 
 
 def run_config_text(envelope: "Mapping[str, Any] | str") -> str:

@@ -7,7 +7,7 @@ the analyses' (docs/analysis.md): their unit is in the name, and the axes say it
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any, Dict, List, Sequence, Tuple
+from typing import Any, Dict, Iterable, List, Sequence, Tuple
 
 from ..analysis import Table
 from ..analysis._units import byte_unit, scaled, time_unit
@@ -96,10 +96,10 @@ def top_operators(table: Table) -> Any:
     return _top_bars(table, [("total_ns", "total"), ("self_ns", "self")], "Top operators by self time")
 
 
-def _by(table: Table, key: str) -> Dict[Any, List[Dict[str, Any]]]:
-    """The rows of `table` grouped by the value of column `key`, in the order met."""
+def _by(rows: Iterable[Dict[str, Any]], key: str) -> Dict[Any, List[Dict[str, Any]]]:
+    """`rows` (a Table's, or some of them) grouped by the value of column `key`, in the order met."""
     groups: Dict[Any, List[Dict[str, Any]]] = defaultdict(list)
-    for row in table:
+    for row in rows:
         groups[row[key]].append(row)
     return groups
 
@@ -177,4 +177,73 @@ def idle_time_breakdown(table: Table) -> Any:
         bottom = [base + value for base, value in zip(bottom, values)]
     axes.set(title="Idle time by cause, per stream", ylabel=f"idle time ({unit})")
     axes.legend(loc="upper right")
+    return figure
+
+
+def _sample_times(table: Table) -> Tuple[int, float, str]:
+    """The first sample's time and the unit of the time since it; milliseconds when every sample
+    has one time (a window shorter than the interval: the stop's sample alone)."""
+    origin = min(table.column("timestamp_ns"))
+    offsets = [time - origin for time in table.column("timestamp_ns")]
+    divisor, name = time_unit(offsets) if any(offsets) else (1e6, "ms")
+    return origin, divisor, name
+
+
+def _sample_marker(points: Sequence[Any]) -> str:
+    """A dot on each sample of a short series (a single sample draws no line), none on a long one."""
+    return "." if len(points) <= 30 else ""
+
+
+# The host telemetry panels: title, and how a panel's values are shown (a unit of time, bytes,
+# bytes per second, or percent as they are).
+_HOST_PANELS = {"cpu": ("CPU (% of one CPU)", "pct"), "memory": ("memory", "bytes"),
+                "disk": ("disk", "bytes/s"), "network": ("network", "bytes/s")}
+
+
+def host_telemetry(table: Table) -> Any:
+    """The host's CPU, memory, disk and network over time (``host_telemetry_over_time``), a
+    panel for each group the run sampled, a line per series."""
+    panels = _by(table, "panel")
+    origin, time_divisor, time_name = _sample_times(table)
+    figure, axes_list = new_figure(rows=len(panels), height=1.0 + 2.2 * len(panels))
+    for axes, (panel, rows) in zip(axes_list, panels.items()):
+        title, kind = _HOST_PANELS[panel]
+        divisor, unit = (1.0, "%") if kind == "pct" else byte_unit([row["value"] for row in rows])
+        for series, points in _by(rows, "series").items():
+            axes.plot([(point["timestamp_ns"] - origin) / time_divisor for point in points],
+                      [point["value"] / divisor for point in points], linewidth=1.2, label=series,
+                      marker=_sample_marker(points))
+        axes.set(ylabel=title if kind == "pct" else f"{title} ({unit}{'/s' if kind == 'bytes/s' else ''})")
+        axes.set_ylim(bottom=0)
+        axes.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    axes_list[0].set_title("Host telemetry")
+    axes_list[-1].set_xlabel(f"time since the first sample ({time_name})")
+    return figure
+
+
+# The GPU telemetry panels: column, axis label, and whether the column holds bytes.
+_GPU_PANELS = (("utilization_pct", "utilisation (%)", False), ("memory_used_bytes", "memory used", True),
+               ("power_watts", "power (W)", False), ("sm_clock_mhz", "SM clock (MHz)", False))
+
+
+def gpu_telemetry(table: Table) -> Any:
+    """Each GPU's utilisation, memory used, power and SM clock over time
+    (``gpu_telemetry_over_time``), a line per GPU; a panel no GPU gave readings for is left out."""
+    gpus = _by(table, "gpu")
+    origin, time_divisor, time_name = _sample_times(table)
+    panels = [panel for panel in _GPU_PANELS if any(value is not None for value in table.column(panel[0]))]
+    figure, axes_list = new_figure(rows=len(panels), height=1.0 + 2.2 * len(panels))
+    for axes, (column, label, in_bytes) in zip(axes_list, panels):
+        readings = [value for value in table.column(column) if value is not None]
+        divisor, unit = byte_unit(readings) if in_bytes else (1.0, "")
+        for gpu, rows in gpus.items():
+            points = [row for row in rows if row[column] is not None]
+            axes.plot([(row["timestamp_ns"] - origin) / time_divisor for row in points],
+                      [row[column] / divisor for row in points], linewidth=1.2, label=gpu,
+                      marker=_sample_marker(points))
+        axes.set(ylabel=f"{label} ({unit})" if in_bytes else label)
+        axes.set_ylim(bottom=0)
+    axes_list[0].set_title("GPU telemetry")
+    axes_list[0].legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    axes_list[-1].set_xlabel(f"time since the first sample ({time_name})")
     return figure
