@@ -194,8 +194,8 @@ def _sample_marker(points: Sequence[Any]) -> str:
     return "." if len(points) <= 30 else ""
 
 
-# The host telemetry panels: title, and how a panel's values are shown (a unit of time, bytes,
-# bytes per second, or percent as they are).
+# The host telemetry panels: title, and what its values are (percent, shown as they are; bytes
+# and bytes per second, scaled to a size unit).
 _HOST_PANELS = {"cpu": ("CPU (% of one CPU)", "pct"), "memory": ("memory", "bytes"),
                 "disk": ("disk", "bytes/s"), "network": ("network", "bytes/s")}
 
@@ -231,7 +231,9 @@ def gpu_telemetry(table: Table) -> Any:
     (``gpu_telemetry_over_time``), a line per GPU; a panel no GPU gave readings for is left out."""
     gpus = _by(table, "gpu")
     origin, time_divisor, time_name = _sample_times(table)
-    panels = [panel for panel in _GPU_PANELS if any(value is not None for value in table.column(panel[0]))]
+    # The utilisation panel stays, empty, when the GPUs gave no reading at all.
+    panels = [panel for panel in _GPU_PANELS if any(value is not None for value in table.column(panel[0]))] or \
+        list(_GPU_PANELS[:1])
     figure, axes_list = new_figure(rows=len(panels), height=1.0 + 2.2 * len(panels))
     for axes, (column, label, in_bytes) in zip(axes_list, panels):
         readings = [value for value in table.column(column) if value is not None]
