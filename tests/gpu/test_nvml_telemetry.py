@@ -1,6 +1,7 @@
 """GPU telemetry through the real libnvidia-ml (the NVML double covers the plumbing in
 tests/python/test_gpu_telemetry.py): what a GPU session must see of gpu_telemetry and
 sys_interconnection on hardware."""
+import os
 import sqlite3
 import time
 
@@ -60,3 +61,13 @@ def test_interconnect_counters_are_sampled(tmp_path):
     assert pcie[0] > 0 and pcie[1] >= 0
     # An H100 SXM has 18 NVLinks (rates of each active one); a PCIe card has none: no rows.
     assert nvlink[0] == 0 or nvlink[1] >= 0
+
+
+def test_the_gpu_telemetry_plot_is_drawn(tmp_path):
+    from perfprof.plots import plot
+
+    database = profile_matmuls(tmp_path, ExperimentalConfig(gpu_telemetry=True), seconds=1.0)
+    run_dir = os.path.dirname(os.path.dirname(database))  # <run>/PERFPROF_OUTPUT/perfprof.db
+    result = plot([run_dir])
+    assert result.ok, open(result.log_file).read()
+    assert os.path.join(run_dir, "plots", "gpu_telemetry.png") in result.written
