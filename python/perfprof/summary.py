@@ -184,6 +184,22 @@ class FunctionEvent(_EventTimes):
     def key(self) -> str:
         return self.name
 
+    @property
+    def trace_name(self) -> str:
+        """The event's name in the Chrome trace (torch.profiler's field)."""
+        return self.name
+
+    @property
+    def kernels(self) -> List[Any]:
+        """Always empty, as torch.profiler's events have it outside its legacy profiler: GPU
+        work is events of its own (``device_type`` ``"CUDA"``)."""
+        return []
+
+    @property
+    def self_cuda_memory_usage(self) -> int:
+        """torch.profiler's older name for self_device_memory_usage."""
+        return self.self_device_memory_usage
+
     def __repr__(self) -> str:
         return (f"<FunctionEvent id={self.id} name={self.name} thread={self.thread} "
                 f"cpu_time_total={self.cpu_time_total:.3f}us start={self.time_range.start:.3f}us>")

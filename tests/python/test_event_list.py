@@ -91,7 +91,10 @@ def test_rows_add_up_like_torchs_and_refuse_another_key(both):
 
 
 def test_time_texts_are_torchs(both):
-    ours, _ = both
+    ours, theirs = both
+    for mine, torchs in zip(ours.events(), theirs.events()):
+        assert (mine.trace_name, mine.kernels, mine.self_cuda_memory_usage) == \
+            (torchs.trace_name, torchs.kernels, torchs.self_device_memory_usage)
     row = next(row for row in ours.key_averages() if row.key == "aten::addmm")
     assert re.fullmatch(r"\d+\.\d{3}(us|ms|s)", row.self_cpu_time_total_str)
     assert row.cpu_time_str == perfprof.summary._format_time(row.cpu_time_total / row.count)
