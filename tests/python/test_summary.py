@@ -69,13 +69,19 @@ def test_a_narrow_terminal_gets_whole_numbers_and_names(gpu_run):
     wide = summary(str(gpu_run), *analyses).stdout
     narrow = summary(str(gpu_run), *analyses, columns=80).stdout
     assert max(len(line) for line in narrow.splitlines()) <= 80
-    # top_kernels does not fit in 80 columns: one block per kernel, each column's value whole.
-    assert row_of(wide, "gemm")[:4] == ["gemm", "compute", "3", "280.000"]
-    expanded = two_cell_rows(narrow)
-    for pair in (("name", "gemm"), ("count", "3"), ("total (µs)", "280.000"), ("stddev (µs)", "30.551")):
-        assert pair in expanded, pair
+    # top_kernels does not fit in 80 columns: its spread columns are left out, and said so.
+    assert row_of(wide, "gemm") == ["gemm", "compute", "3", "280.000", "93.333", "100.000", "60.000", "120.000",
+                                    "30.551", "45.2"]
+    assert row_of(narrow, "gemm") == ["gemm", "compute", "3", "280.000", "93.333", "45.2"]
+    assert "left out for the width: stddev (µs), median (µs), min (µs), max (µs)" in " ".join(narrow.split())
     # comm_comp_overlap fits: the same table as on a wide terminal.
     assert row_of(narrow, "0") == row_of(wide, "0")
+    # Narrower than its remaining columns: one block per kernel, each column's value whole.
+    tiny = summary(str(gpu_run), "-a", "top_kernels", columns=40).stdout
+    assert max(len(line) for line in tiny.splitlines()) <= 40
+    expanded = two_cell_rows(tiny)
+    for pair in (("name", "gemm"), ("count", "3"), ("total (µs)", "280.000"), ("stddev (µs)", "30.551")):
+        assert pair in expanded, pair
 
 
 def test_top_limits_the_rows_and_analysis_selects_tables(gpu_run):

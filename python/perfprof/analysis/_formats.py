@@ -190,23 +190,49 @@ def to_markdown(tables: Sequence[Table], origin_ns: Optional[int] = None, shared
 _TEXT_COLUMN_WIDTH = 24
 
 
+#: Columns a narrow terminal leaves out, in this order, before it shows a table expanded: the
+#: spread of a distribution, which its count, total and mean summarise.
+_SPREAD_COLUMNS = ("stddev", "median", "min", "max", "minimum", "maximum")
+
+
 def rich_table(table: Table, origin_ns: Optional[int] = None, width: Optional[int] = None,
                shared_units: bool = False, values_only: bool = False) -> Any:
     """A rich Table of `table` for a terminal `width` columns wide (default: any width);
     `shared_units` as :func:`display_columns` takes it; `values_only`: without the columns no row
-    has a value in. Drawn by :func:`fitted_table`."""
+    has a value in. Drawn by :func:`fitted_table`, after leaving out spread columns (stddev,
+    median, min, max) one at a time while the table is too wide for `width`: the caption names
+    them, and the machine formats keep them."""
     if values_only:
         table = with_values_only(table)
     columns = display_columns(table, origin_ns, shared_units)
     rendered = [[column.render(value) for column, value in zip(columns, row)] for row in table.rows]
-    return fitted_table(table.title, [column.header for column in columns], [column.numeric for column in columns],
-                        rendered, width)
+    headers, numeric = [column.header for column in columns], [column.numeric for column in columns]
+    kept = list(range(len(columns)))
+    if width is not None and not _fits(headers, numeric, rendered, width):
+        spread = sorted((index for index, name in enumerate(table.columns) if _base_name(name) in _SPREAD_COLUMNS),
+                        key=lambda index: _SPREAD_COLUMNS.index(_base_name(table.columns[index])))
+        for leaving in range(1, len(spread) + 1):
+            trial = [index for index in kept if index not in spread[:leaving]]
+            if _fits([headers[i] for i in trial], [numeric[i] for i in trial],
+                     [[cells[i] for i in trial] for cells in rendered], width):
+                left_out = [columns[index].header for index in spread[:leaving]]
+                return fitted_table(table.title, [headers[i] for i in trial], [numeric[i] for i in trial],
+                                    [[cells[i] for i in trial] for cells in rendered], width,
+                                    caption=f"left out for the width: {', '.join(left_out)} (--format markdown "
+                                            "or a wider terminal shows them)")
+    return fitted_table(table.title, headers, numeric, rendered, width)
+
+
+def _base_name(column: str) -> str:
+    """A column's name without its unit suffix: ``stddev_ns`` -> ``stddev``."""
+    unit = unit_of(column)
+    return column[:-len(unit) - 1] if unit and column.endswith("_" + unit) else column
 
 
 def fitted_table(title: str, headers: Sequence[str], numeric: Sequence[bool], rendered: Sequence[Sequence[str]],
-                 width: Optional[int] = None) -> Any:
+                 width: Optional[int] = None, caption: Optional[str] = None) -> Any:
     """A rich Table of the `rendered` cells under `headers` for a terminal `width` columns wide
-    (default: any width); `numeric` columns are right-aligned.
+    (default: any width); `numeric` columns are right-aligned; `caption` goes under it.
 
     Numbers keep their whole width (headers wrap at their words instead) and names fold past a
     limit. A table that would not fit even so is shown expanded, one block of "header  value"
@@ -214,16 +240,48 @@ def fitted_table(title: str, headers: Sequence[str], numeric: Sequence[bool], re
     cut numbers or vanished names."""
     from rich.table import Table as RichTable
 
-    widest = [max((len(cells[index]) for cells in rendered), default=0) for index in range(len(headers))]
-    least = [cells if is_number else min(cells, _TEXT_COLUMN_WIDTH) for cells, is_number in zip(widest, numeric)]
+    least = _least_widths(numeric, rendered)
     if width is not None and _fitted_width(headers, least) > width:
         return _expanded(title, headers, rendered)
-    shown = RichTable(title=title, title_justify="left", title_style="bold")
-    for header, is_number, minimum in zip(headers, numeric, least):
-        shown.add_column(header, justify="right" if is_number else "left", overflow="fold", min_width=minimum)
+    fixed = _tight_widths(headers, numeric, rendered, least, width)
+    shown = RichTable(title=title, title_justify="left", title_style="bold", caption=caption,
+                      caption_justify="left")
+    for index, (header, is_number, minimum) in enumerate(zip(headers, numeric, least)):
+        shown.add_column(header, justify="right" if is_number else "left", overflow="fold", min_width=minimum,
+                         width=fixed[index] if fixed else None)
     for cells in rendered:
         shown.add_row(*cells)
     return shown
+
+
+def _tight_widths(headers: Sequence[str], numeric: Sequence[bool], rendered: Sequence[Sequence[str]],
+                  least: Sequence[int], width: Optional[int]) -> Optional[List[int]]:
+    """Each column's width when the table must be narrower than its natural width to fit `width`
+    (None when it need not): numbers their whole width, headers wrapped at their words, and the
+    room left to the text columns, the first first. rich's own shrinking can leave a table a few
+    characters too wide, and the terminal then cuts its last column."""
+    natural = [max(len(header), cells) for header, cells in
+               zip(headers, [max((len(row[index]) for row in rendered), default=0) for index in range(len(headers))])]
+    if width is None or 1 + sum(column + 3 for column in natural) <= width:
+        return None
+    widths = [max(cells, max((len(word) for word in header.split()), default=0)) for header, cells in zip(headers, least)]
+    room = width - (1 + sum(column + 3 for column in widths))
+    for index, is_number in enumerate(numeric):
+        if not is_number and room > 0:
+            grown = min(natural[index], widths[index] + room)
+            room -= grown - widths[index]
+            widths[index] = grown
+    return widths
+
+
+def _least_widths(numeric: Sequence[bool], rendered: Sequence[Sequence[str]]) -> List[int]:
+    """Each column's narrowest: a number's whole width, a text's up to where it folds."""
+    widest = [max((len(cells[index]) for cells in rendered), default=0) for index in range(len(numeric))]
+    return [cells if is_number else min(cells, _TEXT_COLUMN_WIDTH) for cells, is_number in zip(widest, numeric)]
+
+
+def _fits(headers: Sequence[str], numeric: Sequence[bool], rendered: Sequence[Sequence[str]], width: int) -> bool:
+    return _fitted_width(headers, _least_widths(numeric, rendered)) <= width
 
 
 def _fitted_width(headers: Sequence[str], least: Sequence[int]) -> int:
