@@ -125,8 +125,11 @@ def _print_text(tables: Sequence["Table"], run_path: str, database: str, origin:
     out = Console(soft_wrap=False)
     out.rule(f"[bold]{run_path}")
     out.print(f"database: {database}", highlight=False)
-    for table in tables:
-        if table.rows:
-            out.print(rich_table(table, origin, width=out.width, values_only=True))
+    # Tables without rows, one line for each run of them (a CPU run has no GPU section at all).
+    for has_rows, group in itertools.groupby(tables, key=lambda table: bool(table.rows)):
+        if has_rows:
+            for table in group:
+                out.print(rich_table(table, origin, width=out.width, values_only=True))
         else:
-            out.print(f"[bold]{table.title}[/bold]: no data in this run", highlight=False)
+            titles = "; ".join(f"[bold]{table.title}[/bold]" for table in group)
+            out.print(f"{titles}: no data in this run", highlight=False)
