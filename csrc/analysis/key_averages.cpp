@@ -71,7 +71,7 @@ class Aggregator {
  public:
   explicit Aggregator(const TraceModel& model) : model_(model) {}
 
-  // `first` describes the event (its async and nested flags) for when it is the row's first.
+  // `place` is the event's place in the tree, which the row keeps when the event is its first.
   void add(const RowKey& key, const ListPosition& position, const EventTotals& totals, const EventPlace& place) {
     Entry& entry = entry_of(key, position);
     if (position <= entry.first) {
@@ -259,13 +259,10 @@ std::vector<FunctionEventRow> function_event_list(const TraceModel& model, const
     add_event(event.totals, totals);
     event.begin_ns = std::get<0>(position);
     event.end_ns = -std::get<1>(position);
-    const EventPlace place = listed.place_of(range);
-    event.totals.first_async = place.async;
-    event.totals.first_nested = place.nested;
     if (range >= 0) {
       const auto row = static_cast<size_t>(range);
       event.os_tid = model.threads[r.track[row]].os_tid;
-      event.async = place.async;
+      event.async = listed.place_of(range).async;
       event.sequence = r.sequence[row];
       event_of_range.emplace(range, events.size());
     }

@@ -36,11 +36,8 @@ def normalize_activities(activities: Optional[Iterable[object]]) -> List[Profile
     """
     if activities is None:
         return supported_activities()
-    if isinstance(activities, (str, bytes)) or not hasattr(activities, "__iter__"):
-        raise TypeError(f"activities must be a list of ProfilerActivity, got {activities!r}")
     requested: List[ProfilerActivity] = []
-    for item in activities:
-        activity = as_activity(item)
+    for activity in as_activities(activities):
         if activity not in requested:
             requested.append(activity)
     # CPU is always supported; CUDA is probed (libcupti loaded, the driver initialised) only
@@ -56,6 +53,14 @@ def normalize_activities(activities: Optional[Iterable[object]]) -> List[Profile
         )
         requested.remove(ProfilerActivity.CUDA)
     return requested
+
+
+def as_activities(activities: Iterable[object]) -> List[ProfilerActivity]:
+    """Each member of the list `activities` as perfprof's ProfilerActivity (see as_activity);
+    TypeError for what is not a list, ValueError for an unknown activity."""
+    if isinstance(activities, (str, bytes)) or not hasattr(activities, "__iter__"):
+        raise TypeError(f"activities must be a list of ProfilerActivity, got {activities!r}")
+    return [as_activity(item) for item in activities]
 
 
 def as_activity(item: object) -> ProfilerActivity:

@@ -11,7 +11,7 @@ from ._files import make_directory
 from ._logging import logger, warn_once
 from ._options import ProfilerOptions
 from ._session import Session
-from .activity import ProfilerActivity, as_activity
+from .activity import ProfilerActivity, as_activities
 from .experimental_config import ExperimentalConfig
 from .run_metadata import distributed_info
 from .schedule import ProfilerAction, action_from
@@ -333,10 +333,7 @@ class _KinetoProfile:
         collecting; a pause ends with the cycle."""
         if not isinstance(enable, bool):
             raise TypeError(f"toggle_collection_dynamic: 'enable' must be a bool, got {type(enable).__name__}")
-        if isinstance(activities, (str, bytes)) or not hasattr(activities, "__iter__"):
-            raise TypeError(f"toggle_collection_dynamic: 'activities' must be a list of ProfilerActivity, "
-                            f"got {activities!r}")
-        names = {as_activity(activity).value for activity in activities}
+        names = {activity.value for activity in as_activities(activities)}
         if self._collecting():
             self._session.toggle(enable, names)
 

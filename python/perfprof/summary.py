@@ -116,9 +116,9 @@ class FunctionEventAvg(_EventTimes):
             setattr(self, name, getattr(self, name) + getattr(other, name))
 
     @classmethod
-    def _first_of(cls, event: Any, key: str) -> "FunctionEventAvg":
-        """An empty row under `key` taking what torch takes from a row's first event."""
-        return cls(key=key, input_shapes=event.input_shapes, stack=list(event.stack), device_type=event.device_type,
+    def _first_of(cls, event: Any) -> "FunctionEventAvg":
+        """An empty row of `event`'s key, taking what torch takes from a row's first event."""
+        return cls(key=event.key, input_shapes=event.input_shapes, stack=list(event.stack), device_type=event.device_type,
                    **_no_totals(), is_async=event.is_async,
                    is_user_annotation=event.is_user_annotation, nested=_is_nested(event))
 
@@ -291,7 +291,7 @@ class EventList(list):
                 key += tuple(event.stack[:group_by_stack_n])
             row = rows.get(key)
             if row is None:
-                row = rows[key] = FunctionEventAvg._first_of(event, event.key)
+                row = rows[key] = FunctionEventAvg._first_of(event)
                 row.stack = row.stack[:group_by_stack_n]
                 if not group_by_input_shapes:
                     row.input_shapes = ""
@@ -394,9 +394,8 @@ def _write_text(function: str, path: "os.PathLike[str] | str", text: str) -> str
 def joined(lists: Sequence[EventList]) -> EventList:
     """The events (or rows) of several cycles' lists in one list, in cycle order; events are
     numbered on from one list to the next."""
-    first = lists[0]
     together = EventList([item for items in lists for item in items], with_device=any(part._with_device for part in lists),
-                         with_flops=any(part._with_flops for part in lists), with_memory=first._with_memory)
+                         with_flops=any(part._with_flops for part in lists), with_memory=lists[0]._with_memory)
     for number, item in enumerate(together):
         if isinstance(item, FunctionEvent):
             item.id = number

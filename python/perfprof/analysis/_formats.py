@@ -78,7 +78,7 @@ def unit_of(column: str) -> Optional[str]:
 
 def _display_column(name: str, values: Sequence[Any], origin_ns: Optional[int]) -> DisplayColumn:
     unit = unit_of(name)
-    label = (name[:-len(unit)].rstrip("_") if unit else name).replace("_", " ") or (unit or name)
+    label = _base_name(name).replace("_", " ")
     numbers = [abs(value) for value in values if isinstance(value, (int, float)) and not isinstance(value, bool)]
     if unit == "ns" and is_timestamp(name):
         if origin_ns is None:
@@ -207,26 +207,24 @@ def rich_table(table: Table, origin_ns: Optional[int] = None, width: Optional[in
     columns = display_columns(table, origin_ns, shared_units)
     rendered = [[column.render(value) for column, value in zip(columns, row)] for row in table.rows]
     headers, numeric = [column.header for column in columns], [column.numeric for column in columns]
-    kept = list(range(len(columns)))
     if width is not None and not _fits(headers, numeric, rendered, width):
         spread = sorted((index for index, name in enumerate(table.columns) if _base_name(name) in _SPREAD_COLUMNS),
                         key=lambda index: _SPREAD_COLUMNS.index(_base_name(table.columns[index])))
         for leaving in range(1, len(spread) + 1):
-            trial = [index for index in kept if index not in spread[:leaving]]
-            if _fits([headers[i] for i in trial], [numeric[i] for i in trial],
-                     [[cells[i] for i in trial] for cells in rendered], width):
-                left_out = [columns[index].header for index in spread[:leaving]]
-                return fitted_table(table.title, [headers[i] for i in trial], [numeric[i] for i in trial],
-                                    [[cells[i] for i in trial] for cells in rendered], width,
-                                    caption=f"left out for the width: {', '.join(left_out)} (--format markdown "
-                                            "or a wider terminal shows them)")
+            kept = [index for index in range(len(columns)) if index not in spread[:leaving]]
+            narrower = ([headers[i] for i in kept], [numeric[i] for i in kept], [[cells[i] for i in kept] for cells in rendered])
+            if _fits(*narrower, width):
+                left_out = ", ".join(headers[index] for index in spread[:leaving])
+                return fitted_table(table.title, *narrower, width, caption=f"left out for the width: {left_out} "
+                                    "(--format markdown or a wider terminal shows them)")
     return fitted_table(table.title, headers, numeric, rendered, width)
 
 
 def _base_name(column: str) -> str:
-    """A column's name without its unit suffix: ``stddev_ns`` -> ``stddev``."""
+    """A column's name without its unit suffix: ``stddev_ns`` -> ``stddev``; a column named as
+    its unit alone keeps it (``bytes``)."""
     unit = unit_of(column)
-    return column[:-len(unit) - 1] if unit and column.endswith("_" + unit) else column
+    return column[:-len(unit) - 1] if unit and column != unit else column
 
 
 def fitted_table(title: str, headers: Sequence[str], numeric: Sequence[bool], rendered: Sequence[Sequence[str]],
@@ -260,12 +258,11 @@ def _tight_widths(headers: Sequence[str], numeric: Sequence[bool], rendered: Seq
     (None when it need not): numbers their whole width, headers wrapped at their words, and the
     room left to the text columns, the first first. rich's own shrinking can leave a table a few
     characters too wide, and the terminal then cuts its last column."""
-    natural = [max(len(header), cells) for header, cells in
-               zip(headers, [max((len(row[index]) for row in rendered), default=0) for index in range(len(headers))])]
-    if width is None or 1 + sum(column + 3 for column in natural) <= width:
+    natural = [max(len(header), cells) for header, cells in zip(headers, _widest(rendered, len(headers)))]
+    if width is None or _drawn_width(natural) <= width:
         return None
-    widths = [max(cells, max((len(word) for word in header.split()), default=0)) for header, cells in zip(headers, least)]
-    room = width - (1 + sum(column + 3 for column in widths))
+    widths = _narrowest(headers, least)
+    room = width - _drawn_width(widths)
     for index, is_number in enumerate(numeric):
         if not is_number and room > 0:
             grown = min(natural[index], widths[index] + room)
@@ -274,10 +271,26 @@ def _tight_widths(headers: Sequence[str], numeric: Sequence[bool], rendered: Seq
     return widths
 
 
+def _widest(rendered: Sequence[Sequence[str]], columns: int) -> List[int]:
+    """Each column's widest cell."""
+    return [max((len(cells[index]) for cells in rendered), default=0) for index in range(columns)]
+
+
 def _least_widths(numeric: Sequence[bool], rendered: Sequence[Sequence[str]]) -> List[int]:
-    """Each column's narrowest: a number's whole width, a text's up to where it folds."""
-    widest = [max((len(cells[index]) for cells in rendered), default=0) for index in range(len(numeric))]
-    return [cells if is_number else min(cells, _TEXT_COLUMN_WIDTH) for cells, is_number in zip(widest, numeric)]
+    """Each column's narrowest cells: a number's whole width, a text's up to where it folds."""
+    return [cells if is_number else min(cells, _TEXT_COLUMN_WIDTH)
+            for cells, is_number in zip(_widest(rendered, len(numeric)), numeric)]
+
+
+def _narrowest(headers: Sequence[str], least: Sequence[int]) -> List[int]:
+    """Each column as narrow as it can be drawn: its `least` cell width or its header's longest word."""
+    return [max(cells, max((len(word) for word in header.split()), default=0)) for header, cells in zip(headers, least)]
+
+
+def _drawn_width(widths: Sequence[int]) -> int:
+    """A table's width with columns `widths` wide: rich's borders, one per table, and a border
+    and two spaces of padding a column."""
+    return 1 + sum(width + 3 for width in widths)
 
 
 def _fits(headers: Sequence[str], numeric: Sequence[bool], rendered: Sequence[Sequence[str]], width: int) -> bool:
@@ -285,10 +298,8 @@ def _fits(headers: Sequence[str], numeric: Sequence[bool], rendered: Sequence[Se
 
 
 def _fitted_width(headers: Sequence[str], least: Sequence[int]) -> int:
-    """The narrowest the table can be drawn: each column as wide as its `least` width or its
-    header's longest word, plus rich's borders (one per table, three characters a column)."""
-    return 1 + sum(max(cells, max((len(word) for word in header.split()), default=0)) + 3
-                   for header, cells in zip(headers, least))
+    """The narrowest the table can be drawn (see :func:`_narrowest`)."""
+    return _drawn_width(_narrowest(headers, least))
 
 
 def _expanded(title: str, headers: Sequence[str], rendered: Sequence[Sequence[str]]) -> Any:
