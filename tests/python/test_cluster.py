@@ -71,9 +71,14 @@ def test_the_slow_rank_and_its_dimension_are_named(local_output):
     # perfprof summary prints the report again.
     again = perfprof_command("summary", str(output))
     assert again.returncode == 0 and f"rank {SLOW_RANK} is slow" in again.stdout
-    slow = json.loads(perfprof_command("summary", str(output), "--format", "json").stdout)["slow_ranks"]
-    free = next(finding for finding in slow if finding["dimension"] == "Free")
-    assert free["rank"] == SLOW_RANK
+    document = json.loads(perfprof_command("summary", str(output), "--format", "json").stdout)
+    (slow,) = document["slow_ranks"]
+    assert slow["rank"] == SLOW_RANK and document["verdict"].startswith(f"1 slow rank: rank {SLOW_RANK} (confidence ")
+    free = next(evidence for evidence in slow["evidence"] if evidence["dimension"] == "Free")
+    # The printed summary, the report and the database say the same, in the same words.
+    printed = " ".join(result.stdout.split())
+    for sentence in [document["verdict"], slow["summary"].split(": ", 1)[1]] + [e["evidence"] for e in slow["evidence"]]:
+        assert sentence in report and " ".join(sentence.split()) in printed, sentence
     # About 20% of the step's sleep: 10 ms more Free time than the other ranks.
     assert 0.6 * 0.2 * STEP_SECONDS * 1e9 < free["excess_ns"] < 1.6 * 0.2 * STEP_SECONDS * 1e9
 

@@ -7,15 +7,14 @@ import csv
 import json
 import statistics
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence
+from typing import List, Optional, Sequence
 
 import pytest
 
 pytest.importorskip("duckdb")
 
-from perfprof.cluster import _reduce, _slow_rank  # noqa: E402
-from perfprof.cluster._map import write_parquet  # noqa: E402
-from perfprof.cluster._tables import COMMUNICATION, KERNELS, OPERATORS, RUNS, STEPS  # noqa: E402
+from cluster_jobs import reduce_tables  # noqa: E402
+from perfprof.cluster import _slow_rank  # noqa: E402
 
 MS = 1_000_000
 
@@ -34,24 +33,11 @@ def collective(rank: int, name: str, start: int, elapse: int, size: Optional[int
 
 
 def reduce(tmp_path: Path, steps: Sequence[List[object]], communication: Sequence[List[object]] = ()):
-    """Write the tables as the map step does (one file per rank), then reduce them; returns the
-    output folder and the slow ranks found."""
+    """Reduce the map step's tables of these rows; returns the slow ranks found."""
     ranks = sorted({row[0] for row in steps})
-    tables: Dict[str, List[str]] = {}
-    for table, rows in ((RUNS, [[r, f"run{r}", len(ranks), "gloo", "host", 1, 1] for r in ranks]),
-                        (STEPS, steps), (COMMUNICATION, communication), (KERNELS, []), (OPERATORS, [])):
-        for rank in ranks:
-            path = str(tmp_path / "parquet" / table.name / f"run_{rank}.parquet")
-            write_parquet(table, [row for row in rows if row[0] == rank], path)
-            tables.setdefault(table.name, []).append(path)
-    connection = _reduce.open_database(str(tmp_path))
-    try:
-        _reduce.load_tables(connection, tables, [f"run{r}" for r in ranks])
-        _reduce.derive_tables(connection)
-        _reduce.write_files(connection, str(tmp_path))
-        return _slow_rank.detect(connection)
-    finally:
-        connection.close()
+    run = [[r, f"run{r}", len(ranks), "gloo", "host", 1, 1] for r in ranks]
+    slow, _ = reduce_tables(tmp_path, {"run": run, "steps": list(steps), "communication": list(communication)})
+    return slow
 
 
 def test_a_rank_computing_longer_is_named_with_its_excess_over_the_others_median(tmp_path):
@@ -59,14 +45,19 @@ def test_a_rank_computing_longer_is_named_with_its_excess_over_the_others_median
     steps = [step_row(rank, step, values[step] * MS, 10 * MS, (90 - values[step]) * MS)
              for rank, values in computing.items() for step in range(4)]
     slow = reduce(tmp_path, steps)
-    named = [finding for finding in slow if finding.dimension == "Computing"]
-    assert [(f.rank, f.votes, f.chances) for f in named] == [(1, 4, 4)]
+    # Rank 1 alone, on Computing alone: Free differs as much the other way (idling less is no
+    # cause of a slow step), and nothing shows the others waiting for it (confidence medium).
+    assert [(s.rank, s.confidence, s.dimensions) for s in slow] == [(1, "medium", ["Computing"])]
+    (named,) = slow[0].evidence
+    assert (named.count, named.out_of) == (4, 4)
     others = [statistics.median([computing[0][s], computing[2][s]]) for s in range(4)]
-    assert named[0].excess_ns == pytest.approx(statistics.mean(computing[1][s] - others[s] for s in range(4)) * MS)
-    assert named[0].others_ns == pytest.approx(statistics.mean(others) * MS)
-    # Free spreads as much, the other way: the rank idle least is no cause of a slow step.
-    assert {f.dimension for f in slow if f.rank == 1} == {"Computing"}
-    assert "Computing 12.000 ms per step more than the other ranks' median (+30.0%)" in named[0].evidence
+    assert named.excess_ns == pytest.approx(statistics.median(computing[1][s] - others[s] for s in range(4)) * MS)
+    assert named.others_ns == pytest.approx(statistics.median(others) * MS)
+    # Each step's z: the excess over max(1.4826 * the others' MAD, 1% of the 100 ms step).
+    z = [(computing[1][s] - others[s]) / max(1.4826 * abs(computing[0][s] - others[s]), 1) for s in range(4)]
+    assert named.z == pytest.approx(statistics.median(z))
+    assert named.text == ("Computing: 12.000 ms per step more than the other ranks' median (+30.0%), median over "
+                          f"its steps; it stands out in 4 of 4 steps (median z {statistics.median(z):.1f})")
 
 
 def test_the_step_table_has_each_rank_then_max_min_and_mean(tmp_path):
@@ -80,8 +71,9 @@ def test_the_step_table_has_each_rank_then_max_min_and_mean(tmp_path):
                     ("7", "mean", "", "33000.0", "3500.0", "63500.0")]
 
 
-def test_steps_within_five_percent_are_not_flagged_and_name_no_one(tmp_path):
-    # Computing 40 vs 42 ms: (42 - 40) / 41 = 4.9%; Free the same the other way.
+def test_a_difference_under_the_floor_names_no_one(tmp_path):
+    # Computing 42 vs 40 ms in 100 ms steps where the other ranks agree: z = 2 / (1% of 100 ms) = 2,
+    # under 3.5; Free the same the other way.
     steps = [step_row(rank, step, (40 + 2 * (rank == 1)) * MS, 10 * MS, (50 - 2 * (rank == 1)) * MS)
              for rank in range(3) for step in range(6)]
     assert reduce(tmp_path, steps) == []
@@ -121,11 +113,13 @@ def test_collectives_are_matched_by_order_and_the_last_to_arrive_waits_least(tmp
                                            "bandwidth_gb_s": round(32000 / (8 * MS), 6)}
     assert all_reduce["per_rank"]["3"]["wait_ns"] == 0 and all_reduce["per_rank"]["3"]["late_arrivals"] == 8
     assert document["collectives"]["gloo:broadcast"]["per_rank"]["0"]["late_arrivals"] == 1
-    late = [finding for finding in slow if finding.dimension == "Collectives"]
-    # Rank 3: 8 of 9 (chance 9/4; variance 9 * 3/16): z = (8 - 0.5 - 2.25) / 1.299 = 4.04.
-    assert [(f.rank, f.votes, f.chances) for f in late] == [(3, 8, 9)]
-    assert late[0].z == pytest.approx((8 - 0.5 - 9 / 4) / (9 * 3 / 16) ** 0.5)
-    assert late[0].caused_wait_ns == 8 * (2 + 3 + 4) / 3 * MS  # the others' mean wait, over the one step
+    # Rank 3 alone, the others waiting for it with nothing in its steps to say why (medium).
+    assert [(s.rank, s.confidence, s.dimensions) for s in slow] == [(3, "medium", ["Collectives"])]
+    (late,) = slow[0].evidence
+    # 8 of 9 (chance 9/4; variance 9 * 3/16): z = (8 - 0.5 - 2.25) / 1.299 = 4.04.
+    assert (late.count, late.out_of) == (8, 9)
+    assert late.z == pytest.approx((8 - 0.5 - 9 / 4) / (9 * 3 / 16) ** 0.5)
+    assert late.caused_wait_ns == 8 * 3 * MS  # the others' median wait (2, 3, 4 ms), summed over the one step
 
 
 def test_point_to_point_traffic_makes_the_matrix_and_stays_out_of_the_collectives(tmp_path):

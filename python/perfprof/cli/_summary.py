@@ -48,7 +48,7 @@ def print_summaries(paths: List[str], output_format: str, top: int, names: Optio
 
 def _print_cluster(path: str, output_format: str) -> None:
     """Print the outputs of `perfprof cluster` in `path`: its report (text, markdown), its step
-    table (csv), or its slow ranks and report (json)."""
+    table (csv), or its verdict on slow ranks and report (json)."""
     from ..cluster._reduce import STEP_TRACE_FILE
     from ..cluster._report import REPORT_FILE
 
@@ -62,7 +62,7 @@ def _print_cluster(path: str, output_format: str) -> None:
     elif output_format == "json":
         from ..cluster import slow_ranks_of
 
-        click.echo(json.dumps({"cluster": path, "slow_ranks": slow_ranks_of(path), "report": report}, indent=1))
+        click.echo(json.dumps({"cluster": path, **slow_ranks_of(path), "report": report}, indent=1))
     else:
         from rich.console import Console
         from rich.markdown import Markdown

@@ -13,14 +13,17 @@ from __future__ import annotations
 import os
 import shutil
 from dataclasses import dataclass, field
-from typing import Callable, Dict, List, Optional
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional
 
 from ._execute import MODES, MissingDependencyError, default_jobs, map_runs
 from ._map import RunSummary
 from ._reduce import ClusterError
-from ._slow_rank import SlowRank
+from ._slow_rank import Evidence, SlowRank
 
-__all__ = ["analyse_cluster", "ClusterResult", "ClusterError", "MissingDependencyError", "RunSummary", "SlowRank",
+if TYPE_CHECKING:
+    import duckdb
+
+__all__ = ["analyse_cluster", "ClusterResult", "ClusterError", "MissingDependencyError", "RunSummary", "SlowRank", "Evidence",
            "DEFAULT_OUTPUT_DIR", "MODES", "Progress", "is_cluster_output", "slow_ranks_of"]
 
 #: Where the outputs go by default, inside the folder analysed.
@@ -37,7 +40,7 @@ class ClusterResult:
     output_dir: str
     ranks: List[int]  # the ranks analysed
     runs: List[RunSummary]  # every run directory found, read or not (its error says why)
-    slow_ranks: List[SlowRank]
+    slow_ranks: List[SlowRank]  # the verdict: empty when no rank is slow
     report: str  # cluster_report.md's text
     files: List[str] = field(default_factory=list)  # every file written
     notes: List[str] = field(default_factory=list)  # what was left out, and why
@@ -194,9 +197,10 @@ def _merge_traces(analysed: List[RunSummary], output: str, notes: List[str]) -> 
     return merged.path
 
 
-def slow_ranks_of(output_dir: "os.PathLike[str] | str") -> List[Dict[str, object]]:
-    """The slow ranks a cluster analysis wrote into `output_dir` (its database's slow_ranks table),
-    as dicts of the columns."""
+def slow_ranks_of(output_dir: "os.PathLike[str] | str") -> Dict[str, Any]:
+    """The verdict on slow ranks a cluster analysis wrote into `output_dir`, from its database:
+    ``{"verdict": sentence, "slow_ranks": [{"rank", "confidence", "dimensions", "summary",
+    "evidence": [a dict of slow_rank_evidence's columns per dimension]}]}``."""
     _require("duckdb", "DuckDB")
     import duckdb
 
@@ -204,11 +208,21 @@ def slow_ranks_of(output_dir: "os.PathLike[str] | str") -> List[Dict[str, object
 
     connection = duckdb.connect(os.path.join(os.fspath(output_dir), DATABASE_FILE), read_only=True)
     try:
-        cursor = connection.execute("SELECT * FROM slow_ranks")
-        names = [column[0] for column in cursor.description]
-        return [dict(zip(names, row)) for row in cursor.fetchall()]
+        row = connection.execute("SELECT verdict FROM slow_rank_verdict").fetchone()
+        assert row is not None  # the table's one row
+        ranks = _rows(connection, "SELECT * FROM slow_ranks")
+        evidence = _rows(connection, "SELECT * FROM slow_rank_evidence")
     finally:
         connection.close()
+    for rank in ranks:
+        rank["evidence"] = [item for item in evidence if item["rank"] == rank["rank"]]
+    return {"verdict": row[0], "slow_ranks": ranks}
+
+
+def _rows(connection: "duckdb.DuckDBPyConnection", query: str) -> List[Dict[str, Any]]:
+    cursor = connection.execute(query)
+    names = [column[0] for column in cursor.description]
+    return [dict(zip(names, row)) for row in cursor.fetchall()]
 
 
 def is_cluster_output(path: "os.PathLike[str] | str") -> bool:

@@ -1,17 +1,18 @@
-"""cluster_report.md: what a cluster analysis found, in words and small tables: the slow ranks
-with their evidence, each rank's mean step breakdown, the flagged steps and the collectives."""
+"""cluster_report.md: what a cluster analysis found, in words and small tables: the verdict on
+slow ranks with their evidence and confidence, each rank's mean step breakdown, the steps where a
+rank stands out and the collectives."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, List, Optional, Sequence, Tuple
 
-from ._slow_rank import SPREAD_THRESHOLD, SlowRank
+from ._slow_rank import OUTLIER_Z, SlowRank, verdict
 
 if TYPE_CHECKING:
     import duckdb
 
 REPORT_FILE = "cluster_report.md"
-#: Flagged steps listed in the report (all are in the database's flagged_steps).
-MAX_FLAGGED_STEPS = 20
+#: Steps where a rank stands out, listed in the report (all are in the database's step_deviations).
+MAX_OUTLIER_ROWS = 20
 
 
 def report(connection: "duckdb.DuckDBPyConnection", directory: str, slow: Sequence[SlowRank],
@@ -36,11 +37,13 @@ def report(connection: "duckdb.DuckDBPyConnection", directory: str, slow: Sequen
                round(avg(overlapped_ns) / 1e6, 3) AS overlapped, round(avg(communication_ns) / 1e6, 3) AS communication,
                round(avg(free_ns) / 1e6, 3) AS free
         FROM rank_steps GROUP BY rank ORDER BY rank""")
-    lines += _table(f"Flagged steps: (max - min) / mean > {SPREAD_THRESHOLD:.0%} (ms)", connection, f"""
-        SELECT step, dimension, round(spread * 100, 1) AS "spread %", max_rank AS "max rank",
-               round(max_ns / 1e6, 3) AS max, min_rank AS "min rank", round(min_ns / 1e6, 3) AS min,
-               round(mean_ns / 1e6, 3) AS mean
-        FROM flagged_steps LIMIT {MAX_FLAGGED_STEPS}""")
+    lines += _table(f"Steps where a rank stands out: robust z >= {OUTLIER_Z:g} (ms; first {MAX_OUTLIER_ROWS})",
+                    connection, f"""
+        SELECT step, dimension, rank, round(value_ns / 1e6, 3) AS value,
+               round(others_median_ns / 1e6, 3) AS "others' median", round(deviation_ns / 1e6, 3) AS deviation,
+               round(scale_ns / 1e6, 3) AS scale, round(z, 1) AS z
+        FROM step_deviations WHERE outlier
+        ORDER BY TRY_CAST(step AS BIGINT) NULLS LAST, step, dimension, z DESC, rank LIMIT {MAX_OUTLIER_ROWS}""")
     lines += _table("Collectives (ms, summed over instances)", connection, """
         SELECT name, max(count) AS instances, count(*) AS ranks,
                round(avg(elapse_ns) / 1e6, 3) AS "elapse per rank", round(avg(transit_ns) / 1e6, 3) AS transit,
@@ -51,15 +54,14 @@ def report(connection: "duckdb.DuckDBPyConnection", directory: str, slow: Sequen
 
 
 def slow_rank_lines(slow: Sequence[SlowRank]) -> List[str]:
-    """The slow ranks as Markdown list items: each rank, its dimensions, and the evidence."""
-    if not slow:
-        return ["No slow rank: no rank stands out on Computing, Free or Communication in the flagged steps, "
-                "nor arrives last at the collectives more often than chance."]
-    lines = []
-    for rank in dict.fromkeys(finding.rank for finding in slow):
-        findings = [finding for finding in slow if finding.rank == rank]
-        lines.append(f"- **rank {rank}** is slow ({', '.join(finding.dimension for finding in findings)}):")
-        lines += [f"  - {finding.evidence}" for finding in findings]
+    """The verdict as Markdown: its sentence, then each slow rank with its confidence and evidence
+    (the sentences the database's slow_rank_verdict, slow_ranks and slow_rank_evidence hold)."""
+    lines = [verdict(slow)]
+    if slow:
+        lines.append("")
+    for rank in slow:
+        lines.append(f"- {rank.sentence(f'**rank {rank.rank}**')}")
+        lines += [f"  - {item.text}" for item in rank.evidence]
     return lines
 
 

@@ -1,0 +1,114 @@
+"""Slow-rank detection on synthetic data-parallel jobs of 2 to 64 ranks (cluster_jobs: each
+rank's kernels and NCCL all-reduces played step by step, summarised as the map step does).
+
+Issue 31: a symmetric job must get "No slow rank"; a planted slow rank (its kernels 1.6x longer,
+last at every all-reduce) must be named, also when the first recorded step holds a host stall on
+every rank, or on one other rank only; its numbers must equal a computation from the ranks' rows.
+"""
+from __future__ import annotations
+
+import random
+import statistics
+from typing import Dict, List, Tuple
+
+import pytest
+
+pytest.importorskip("duckdb")
+
+from cluster_jobs import MS, US, Job, Row, rank_tables, reduce_tables  # noqa: E402
+from perfprof.cluster._report import slow_rank_lines  # noqa: E402
+from perfprof.cluster._slow_rank import verdict  # noqa: E402
+
+# Steps columns after rank and run (cluster/_tables.py STEPS): step, start, end, computing, ...,
+# communication, free.
+STEP, COMPUTING, COMMUNICATION, FREE = 2, 5, 8, 9
+
+
+def _host_bound(ranks: int) -> Job:
+    """A small model fed by a slow data loader: 5 ms of kernels in a 25 ms step. Rank 0 does
+    what rank 0 does in a real job: 0.3 ms of logging each step (1% of the step), and 30 ms of
+    one-off work in the first step (a checkpoint's metadata, say)."""
+    return Job(ranks, seed=ranks, forward_ns=(300 * US,) * 4, backward_ns=(400 * US,) * 6, optimizer_ns=(100 * US,) * 2,
+               bucket_bytes=(4 << 20, 4 << 20), transit_ns=(200 * US, 200 * US), host_gap_ns=20 * MS,
+               extra_work=((0, None, 300 * US), (0, 0, 30 * MS)))
+
+
+@pytest.mark.parametrize("ranks", [2, 8])
+def test_a_symmetric_job_has_no_slow_rank(tmp_path, ranks):
+    slow, report = reduce_tables(tmp_path, rank_tables(_host_bound(ranks)))
+    assert slow == []
+    assert "## Slow ranks\n\nNo slow rank: no rank stands out" in report
+    assert report.count("- **rank") == 0
+    # Rank 0's first step does stand out, alone: it is listed among the steps, and is no verdict.
+    assert "| 1 | Computing | 0 |" in report
+
+
+def _stalls(ranks: int, slow_rank: int, where: str) -> Dict[int, int]:
+    """The first step's host stalls: none, 300-500 ms on every rank, or 500 ms on one other rank."""
+    if where == "every rank":
+        draw = random.Random(ranks)
+        return {rank: 6000 * MS + draw.randrange(4000 * MS) for rank in range(ranks)}
+    if where == "one other rank":
+        return {(slow_rank + 1) % ranks: 8000 * MS}
+    return {}
+
+
+def _median_excess(steps: List[Row], rank: int, column: int, sign: int = 1) -> float:
+    """Over `rank`'s steps, the median of (its value - the other ranks' median) in `column`
+    (sign -1: the other ranks' median - its value)."""
+    by_step: Dict[str, Dict[int, int]] = {}
+    for row in steps:
+        by_step.setdefault(str(row[STEP]), {})[int(row[0])] = int(row[column])  # type: ignore[call-overload]
+    return statistics.median(sign * (values[rank] - statistics.median(v for r, v in values.items() if r != rank))
+                             for values in by_step.values())
+
+
+def _late_arrivals(communication: List[Row], rank: int) -> Tuple[int, int, float]:
+    """How many all-reduces `rank` arrived last to (the smallest elapse, the lowest rank on a
+    tie) of how many, and over its steps the median of the other ranks' median wait summed over
+    those it was last to; every rank runs them in the same order."""
+    by_rank: Dict[int, List[Row]] = {}
+    for row in communication:
+        by_rank.setdefault(int(row[0]), []).append(row)  # type: ignore[call-overload]
+    late, caused = 0, {str(row[10]): 0.0 for row in by_rank[rank]}
+    for k, row in enumerate(by_rank[rank]):
+        elapse = {r: int(rows[k][5]) - int(rows[k][4]) for r, rows in by_rank.items()}  # type: ignore[call-overload]
+        if min(elapse, key=lambda r: (elapse[r], r)) == rank:
+            late += 1
+            caused[str(row[10])] += statistics.median(e - elapse[rank] for r, e in elapse.items() if r != rank)
+    return late, len(by_rank[rank]), statistics.median(caused.values())
+
+
+@pytest.mark.parametrize("first_step", ["steady", "every rank", "one other rank"])
+@pytest.mark.parametrize("ranks", [2, 8, 32, 64])
+def test_the_planted_slow_rank_is_named_whatever_its_first_step(tmp_path, ranks, first_step):
+    slow_rank = ranks * 5 // 8
+    job = Job(ranks, seed=ranks, slow_rank=slow_rank, first_step_stalls=_stalls(ranks, slow_rank, first_step))
+    tables = rank_tables(job)
+    slow, report = reduce_tables(tmp_path, tables)
+    assert [s.rank for s in slow] == [slow_rank], report
+    (named,) = slow
+    # It computes longer (the cause) and the others wait for it (the effect).
+    assert named.confidence == "high"
+    assert named.dimensions == ["Computing", "Communication", "Collectives"]
+    evidence = {item.dimension: item for item in named.evidence}
+    steps = tables["steps"]
+    assert evidence["Computing"].excess_ns == pytest.approx(_median_excess(steps, slow_rank, COMPUTING))
+    assert evidence["Communication"].excess_ns == pytest.approx(_median_excess(steps, slow_rank, COMMUNICATION, -1))
+    # 1.6x of 24.4 ms of kernels: about 14.6 ms more, the others waiting about as long.
+    assert 13 * MS < evidence["Computing"].excess_ns < 16 * MS
+    late = evidence["Collectives"]
+    count, out_of, caused_wait_ns = _late_arrivals(tables["communication"], slow_rank)
+    assert (late.count, late.out_of) == (count, out_of)
+    assert count >= 2 * job.steps - 2  # last everywhere but where a longer stall came first
+    assert late.caused_wait_ns == pytest.approx(caused_wait_ns)
+    # The report, the database and the printed summary say the same (one function writes both texts).
+    lines = slow_rank_lines(slow)
+    assert lines[0] == verdict(slow) == f"1 slow rank: rank {slow_rank} (confidence high)."
+    assert "\n".join(lines) in report
+
+
+def test_two_slow_ranks_are_both_named_most_consistent_first(tmp_path):
+    job = Job(16, seed=3, slow_rank=5, slow_factor=1.6, extra_work=((11, None, 10 * MS),))
+    slow, _ = reduce_tables(tmp_path, rank_tables(job))
+    assert [(s.rank, s.confidence) for s in slow] == [(5, "high"), (11, "high")]
