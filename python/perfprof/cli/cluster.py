@@ -39,7 +39,8 @@ def cluster(directory: str, output_dir: Optional[str], mode: str, scheduler: Opt
     Writes cluster_step_trace_time.csv (each step's breakdown per rank, with max, min and mean),
     cluster_communication.json and cluster_communication_matrix.json (collectives and
     point-to-point traffic), cluster_analysis.duckdb (all of it, queryable) and
-    cluster_report.md, then prints the slow ranks it found with the evidence.
+    cluster_report.md, then prints its verdict: the slow ranks with their confidence and evidence,
+    or "No slow rank".
 
     \b
     perfprof cluster result/                       # result/cluster_analysis_output/
