@@ -19,38 +19,39 @@ from cluster_jobs import MS, US, Job, Row, rank_tables, reduce_tables  # noqa: E
 from perfprof.cluster._report import slow_rank_lines  # noqa: E402
 from perfprof.cluster._slow_rank import verdict  # noqa: E402
 
-# Steps columns after rank and run (cluster/_tables.py STEPS): step, start, end, computing, ...,
-# communication, free.
-STEP, COMPUTING, COMMUNICATION, FREE = 2, 5, 8, 9
-
-
-def _host_bound(ranks: int) -> Job:
-    """A small model fed by a slow data loader: 5 ms of kernels in a 25 ms step. Rank 0 does
-    what rank 0 does in a real job: 0.3 ms of logging each step (1% of the step), and 30 ms of
-    one-off work in the first step (a checkpoint's metadata, say)."""
-    return Job(ranks, seed=ranks, forward_ns=(300 * US,) * 4, backward_ns=(400 * US,) * 6, optimizer_ns=(100 * US,) * 2,
-               bucket_bytes=(4 << 20, 4 << 20), transit_ns=(200 * US, 200 * US), host_gap_ns=20 * MS,
-               extra_work=((0, None, 300 * US), (0, 0, 30 * MS)))
-
-
-@pytest.mark.parametrize("ranks", [2, 8])
-def test_a_symmetric_job_has_no_slow_rank(tmp_path, ranks):
-    slow, report = reduce_tables(tmp_path, rank_tables(_host_bound(ranks)))
-    assert slow == []
-    assert "## Slow ranks\n\nNo slow rank: no rank stands out" in report
-    assert report.count("- **rank") == 0
-    # Rank 0's first step does stand out, alone: it is listed among the steps, and is no verdict.
-    assert "| 1 | Computing | 0 |" in report
+# Columns of the steps table (cluster/_tables.py STEPS, after rank and run).
+STEP, COMPUTING, COMMUNICATION = 2, 5, 8
 
 
 def _stalls(ranks: int, slow_rank: int, where: str) -> Dict[int, int]:
-    """The first step's host stalls: none, 300-500 ms on every rank, or 500 ms on one other rank."""
+    """The first step's host stalls (a first step compiling, or waiting for the data loader's
+    workers): none, 6-10 s on every rank, or 8 s on one rank other than `slow_rank`."""
     if where == "every rank":
         draw = random.Random(ranks)
         return {rank: 6000 * MS + draw.randrange(4000 * MS) for rank in range(ranks)}
     if where == "one other rank":
         return {(slow_rank + 1) % ranks: 8000 * MS}
     return {}
+
+
+def _host_bound(ranks: int, first_step_stalls: Dict[int, int]) -> Job:
+    """A small model fed by a slow data loader: 5 ms of kernels in a 25 ms step. Rank 0 does
+    what rank 0 does in a real job: 0.3 ms of logging each step (1% of the step), and 30 ms of
+    one-off work in the first step (a checkpoint's metadata, say)."""
+    return Job(ranks, seed=ranks, forward_ns=(300 * US,) * 4, backward_ns=(400 * US,) * 6, optimizer_ns=(100 * US,) * 2,
+               bucket_bytes=(4 << 20, 4 << 20), transit_ns=(200 * US, 200 * US), host_gap_ns=20 * MS,
+               extra_work=((0, None, 300 * US), (0, 0, 30 * MS)), first_step_stalls=first_step_stalls)
+
+
+@pytest.mark.parametrize("first_step", ["steady", "every rank", "one other rank"])
+@pytest.mark.parametrize("ranks", [2, 8])
+def test_a_symmetric_job_has_no_slow_rank(tmp_path, ranks, first_step):
+    slow, report = reduce_tables(tmp_path, rank_tables(_host_bound(ranks, _stalls(ranks, 0, first_step))))
+    assert slow == []
+    assert "## Slow ranks\n\nNo slow rank: no rank stands out" in report
+    assert report.count("- **rank") == 0
+    # Rank 0's first step does stand out, alone: it is listed among the steps, and is no verdict.
+    assert "| 1 | Computing | 0 |" in report
 
 
 def _median_excess(steps: List[Row], rank: int, column: int, sign: int = 1) -> float:
