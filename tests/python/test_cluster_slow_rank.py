@@ -16,6 +16,7 @@ import pytest
 pytest.importorskip("duckdb")
 
 from cluster_jobs import MS, US, Job, Row, rank_tables, reduce_tables  # noqa: E402
+from perfprof.cluster import slow_ranks_of  # noqa: E402
 from perfprof.cluster._report import slow_rank_lines  # noqa: E402
 from perfprof.cluster._slow_rank import verdict  # noqa: E402
 
@@ -49,6 +50,7 @@ def test_a_symmetric_job_has_no_slow_rank(tmp_path, ranks, first_step):
     slow, report = reduce_tables(tmp_path, rank_tables(_host_bound(ranks, _stalls(ranks, 0, first_step))))
     assert slow == []
     assert "## Slow ranks\n\nNo slow rank: no rank stands out" in report
+    assert slow_ranks_of(tmp_path) == {"verdict": verdict([]), "slow_ranks": []}
     assert report.count("- **rank") == 0
     # Rank 0's first step does stand out, alone: it is listed among the steps, and is no verdict.
     assert "| 1 | Computing | 0 |" in report
@@ -103,10 +105,18 @@ def test_the_planted_slow_rank_is_named_whatever_its_first_step(tmp_path, ranks,
     assert (late.count, late.out_of) == (count, out_of)
     assert count >= 2 * job.steps - 2  # last everywhere but where a longer stall came first
     assert late.caused_wait_ns == pytest.approx(caused_wait_ns)
-    # The report, the database and the printed summary say the same (one function writes both texts).
+    # The report (and the printed summary: the same lines) and the database say the same.
     lines = slow_rank_lines(slow)
     assert lines[0] == verdict(slow) == f"1 slow rank: rank {slow_rank} (confidence high)."
     assert "\n".join(lines) in report
+    stored = slow_ranks_of(tmp_path)
+    assert stored["verdict"] == lines[0]
+    assert [(s["rank"], s["confidence"], s["dimensions"]) for s in stored["slow_ranks"]] == [
+        (slow_rank, "high", named.dimensions)]
+    assert [(e["dimension"], e["count"], e["out_of"], e["excess_ns"], e["caused_wait_ns"], e["evidence"])
+            for e in stored["slow_ranks"][0]["evidence"]] == [
+        (e.dimension, e.count, e.out_of, e.excess_ns, e.caused_wait_ns, e.text) for e in named.evidence]
+    assert all(f"  - {e.text}" in lines for e in named.evidence)
 
 
 def test_two_slow_ranks_are_both_named_most_consistent_first(tmp_path):

@@ -101,10 +101,9 @@ class SlowRank:
 
     def sentence(self, name: str) -> str:
         """The verdict on this rank in one sentence, naming it `name` (Markdown's ``**rank 3**``)."""
-        causes = [d for d in self.dimensions if d in CAUSES]
         if self.confidence == HIGH:
             why = "it works or idles longer than the other ranks, and they wait for it"
-        elif causes:
+        elif any(dimension in CAUSES for dimension in self.dimensions):
             why = "it works or idles longer than the other ranks, but they are not seen waiting for it"
         else:
             why = "the other ranks wait for it, though its own step breakdown does not say why"
@@ -149,7 +148,7 @@ def _from_collectives(connection: "duckdb.DuckDBPyConnection") -> List[Evidence]
     for rank, instances, late, expected, variance, caused_wait_ns in connection.execute(
             sql_file_text(SQL_DIR, "cluster_late_arrivals")).fetchall():
         z = _chance_z(late, instances, expected, variance)
-        if z is not None and caused_wait_ns > 0 and caused_wait_ns >= min_wait_ns:
+        if z is not None and caused_wait_ns > 0 and caused_wait_ns >= min_wait_ns:  # > 0: a wait at all
             found.append(Evidence(rank, COLLECTIVES, late, instances, z, expected=expected,
                                   caused_wait_ns=caused_wait_ns))
     return found
@@ -165,11 +164,13 @@ def _chance_z(late: int, instances: int, expected: float, variance: float) -> Op
 
 
 def _judged(rank: int, evidence: List[Evidence]) -> SlowRank:
+    """The verdict on `rank` from its evidence: high confidence when a cause in its own steps and
+    an effect on the other ranks agree."""
     order = (*CAUSES, *EFFECTS)
-    evidence.sort(key=lambda item: order.index(item.dimension))
     dimensions = {item.dimension for item in evidence}
-    sides = bool(dimensions & set(CAUSES)) + bool(dimensions & set(EFFECTS))
-    return SlowRank(rank, HIGH if sides == 2 else MEDIUM, tuple(evidence))
+    both_sides = bool(dimensions & set(CAUSES)) and bool(dimensions & set(EFFECTS))
+    return SlowRank(rank, HIGH if both_sides else MEDIUM,
+                    tuple(sorted(evidence, key=lambda item: order.index(item.dimension))))
 
 
 def _store(connection: "duckdb.DuckDBPyConnection", slow: Sequence[SlowRank]) -> None:
