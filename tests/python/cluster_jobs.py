@@ -15,6 +15,7 @@ rank. :func:`reduce_tables` runs the reduce step and slow-rank detection over su
 """
 from __future__ import annotations
 
+import json
 import random
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -135,6 +136,56 @@ def _breakdown(step: str, s: _Step) -> Row:
     first = min((max(b, s.begin) for b, e in busy if e > s.begin and b < s.end), default=s.end)
     return [step, s.begin, s.end, computing, comm - overlapped, overlapped, comm, length - inside(busy, s.begin, s.end),
             length, 0, comm - overlapped, first - s.begin]
+
+
+# Each rank's run in turn through the CUPTI double, one profiled step per synthetic step (after a
+# warm-up step): the step's kernels played at their offsets from a base 1 ms ahead of the double's
+# clock, the step lasting until that clock has passed the synthetic step's end.
+_RUNS_SCRIPT = """
+import time
+import perfprof
+
+ranks = json.loads({ranks!r})
+run_dirs = []
+for rank, steps in enumerate(ranks):
+    os.environ.update(RANK=str(rank), WORLD_SIZE=str(len(ranks)))
+    handler = perfprof.tensorboard_trace_handler(os.environ["TMP"] + "/runs", worker_name=f"rank{{rank}}")
+    with perfprof.profile(activities=[perfprof.ProfilerActivity.CPU, perfprof.ProfilerActivity.CUDA],
+                          schedule=perfprof.schedule(wait=0, warmup=1, active=len(steps), repeat=1),
+                          on_trace_ready=handler,
+                          experimental_config=perfprof.ExperimentalConfig(export_type=["text", "db"])) as prof:
+        prof.step()
+        for length, kernels in steps:
+            base = (fake.fake_cupti_now() + 1_000_000) // 1000 * 1000
+            for name, stream, offset, duration in kernels:
+                fake.fake_cupti_launch_kernel_at(name.encode(), 0, 1, stream, base + offset - 3000, 2000,
+                                                 base + offset, duration)
+            while fake.fake_cupti_now() <= base + length:
+                time.sleep(0.0002)
+            prof.step()
+    run_dirs.append(handler.run_dirs[-1])
+print(json.dumps(dict(run_dirs=run_dirs)))
+"""
+COMPUTE_STREAM, NCCL_STREAM = 7, 13
+
+
+def write_runs(job: Job, folder: Path) -> Path:
+    """Profile each rank of `job` through the CUPTI double into a run directory with its database
+    (under ``folder/runs``, returned), as the ranks of a real job write them. Each step's kernels
+    keep their durations and their offsets from the step's start; the profiled step begins about
+    1 ms earlier and ends a little later (the host's clock), so Free differs from
+    :func:`rank_tables`' and Computing and Communication do not."""
+    import fake_cupti
+
+    ranks = []
+    for steps in timelines(job):
+        ranks.append([(s.end - s.begin,
+                       sorted([[ALL_REDUCE, NCCL_STREAM, start - s.begin, end - start] for start, end, _ in s.collectives]
+                              + [["gemm", COMPUTE_STREAM, start - s.begin, end - start] for start, end in s.compute],
+                              key=lambda kernel: kernel[2]))
+                      for s in steps])
+    fake_cupti.run(_RUNS_SCRIPT.format(ranks=json.dumps(ranks)), folder)
+    return folder / "runs"
 
 
 def reduce_tables(folder: Path, tables: Dict[str, List[Row]]):

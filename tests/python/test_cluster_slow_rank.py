@@ -4,18 +4,24 @@ rank's kernels and NCCL all-reduces played step by step, summarised as the map s
 Issue 31: a symmetric job must get "No slow rank"; a planted slow rank (its kernels 1.6x longer,
 last at every all-reduce) must be named, also when the first recorded step holds a host stall on
 every rank, or on one other rank only; its numbers must equal a computation from the ranks' rows.
+One job is also profiled through the CUPTI double into run directories and read by `perfprof
+cluster`, as a real job's ranks are.
 """
 from __future__ import annotations
 
+import csv
 import random
 import statistics
+import subprocess
+import sys
 from typing import Dict, List, Tuple
 
 import pytest
 
 pytest.importorskip("duckdb")
 
-from cluster_jobs import MS, US, Job, Row, rank_tables, reduce_tables  # noqa: E402
+from child_process import child_env  # noqa: E402
+from cluster_jobs import MS, US, Job, Row, rank_tables, reduce_tables, write_runs  # noqa: E402
 from perfprof.cluster import slow_ranks_of  # noqa: E402
 from perfprof.cluster._report import slow_rank_lines  # noqa: E402
 from perfprof.cluster._slow_rank import verdict  # noqa: E402
@@ -123,3 +129,34 @@ def test_two_slow_ranks_are_both_named_most_consistent_first(tmp_path):
     job = Job(16, seed=3, slow_rank=5, slow_factor=1.6, extra_work=((11, None, 10 * MS),))
     slow, _ = reduce_tables(tmp_path, rank_tables(job))
     assert [(s.rank, s.confidence) for s in slow] == [(5, "high"), (11, "high")]
+
+
+def test_a_job_profiled_into_run_directories_gets_the_same_verdict_everywhere(tmp_path):
+    """The 8-rank job profiled through the CUPTI double, each rank into its run directory and
+    database, then `perfprof cluster`: perfprof's own step breakdown equals the one computed here
+    (but Free: the profiled steps are longer), the evidence's numbers equal those of the tables
+    computed here, and the printed summary, the report and the database say the same."""
+    job = Job(8, seed=8, slow_rank=5)
+    runs = write_runs(job, tmp_path)
+    result = subprocess.run([sys.executable, "-m", "perfprof", "cluster", str(runs), "-o", str(tmp_path / "out"),
+                             "-j", "2"], env=child_env(), capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    tables = rank_tables(job)
+    with open(tmp_path / "out" / "cluster_step_trace_time.csv", newline="") as file:
+        profiled = {(row["Step"], int(row["Index"])): (float(row["Computing"]), float(row["Communication"]))
+                    for row in csv.DictReader(file) if row["Type"] == "rank"}
+    assert profiled == {(row[STEP], row[0]): (row[COMPUTING] / 1e3, row[COMMUNICATION] / 1e3)  # type: ignore[operator]
+                        for row in tables["steps"]}
+    expected, _ = reduce_tables(tmp_path / "direct", tables)
+    stored = slow_ranks_of(tmp_path / "out")
+    # Only Free depends on the host's clock here: another rank could stand out there, not as the slow one.
+    assert [s["rank"] for s in stored["slow_ranks"] if s["confidence"] == "high"] == [job.slow_rank]
+    assert stored["slow_ranks"][0]["dimensions"] == expected[0].dimensions
+    for found, computed in zip(stored["slow_ranks"][0]["evidence"], expected[0].evidence):
+        assert (found["count"], found["out_of"]) == (computed.count, computed.out_of)
+        assert (found["excess_ns"], found["caused_wait_ns"]) == (computed.excess_ns, computed.caused_wait_ns)
+    report = (tmp_path / "out" / "cluster_report.md").read_text()
+    printed = " ".join(result.stdout.split())
+    (slow,) = [s for s in stored["slow_ranks"] if s["rank"] == job.slow_rank]
+    for sentence in [stored["verdict"], slow["summary"].split(": ", 1)[1]] + [e["evidence"] for e in slow["evidence"]]:
+        assert sentence in report and " ".join(sentence.split()) in printed, sentence
