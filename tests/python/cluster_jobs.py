@@ -11,7 +11,10 @@ the last rank has arrived plus the exchange itself, so the ranks that arrive ear
 steps, communication) as perfprof summarises a rank: the step breakdown by the formulas of
 docs/formats/summaries.md (step_trace_time.csv) over the kernels, computed here with
 ``time_sets``; each NCCL kernel one collective operation of its rank, in the same order on every
-rank. :func:`reduce_tables` runs the reduce step and slow-rank detection over such tables.
+rank. :func:`reduce_tables` runs the reduce step and slow-rank detection over such tables, in a
+second at 64 ranks. :func:`write_runs` profiles the ranks through the CUPTI double into run
+directories instead, as a real job writes them (the steps take their time: a few seconds at 8
+ranks).
 """
 from __future__ import annotations
 
