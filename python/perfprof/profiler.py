@@ -165,7 +165,7 @@ class _KinetoProfile:
         options = self._options.to_dict()
         schedule = getattr(self, "schedule", None)
         return {"activities": options.pop("activities"),
-                "schedule": describe_schedule(schedule) if getattr(self, "record_steps", False) else None,
+                "schedule": describe_schedule(schedule) if schedule and getattr(self, "record_steps", False) else None,
                 **options}
 
     def stop_trace(self) -> None:

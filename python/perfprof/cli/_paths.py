@@ -1,0 +1,32 @@
+"""Paths as a terminal report shows them: short enough for its width, the end kept (the run's
+own name), the whole path in the machine formats."""
+from __future__ import annotations
+
+import os
+
+#: Stands for the components left out of a path too long for its room.
+ELLIPSIS = "…"
+
+
+def readable_path(path: str, room: int) -> str:
+    """`path` for a reader: relative to the working directory when it lies below it, else with
+    the home directory as ``~``; when still longer than `room` characters, its leading folders
+    give way to ``…/`` one at a time (its last component is always kept whole)."""
+    shown = _relative_or_home(path)
+    parts = shown.split(os.sep)
+    for first_kept in range(1, len(parts)):
+        if len(shown) <= room:
+            break
+        shown = os.path.join(ELLIPSIS, *parts[first_kept:])
+    return shown
+
+
+def _relative_or_home(path: str) -> str:
+    absolute = os.path.abspath(path)
+    relative = os.path.relpath(absolute)
+    if relative != os.pardir and not relative.startswith(os.pardir + os.sep):
+        return relative
+    home = os.path.expanduser("~")
+    if home not in ("", os.sep) and (absolute == home or absolute.startswith(home + os.sep)):
+        return "~" + absolute[len(home):]
+    return absolute
