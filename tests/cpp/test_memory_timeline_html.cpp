@@ -179,8 +179,8 @@ TEST(MemoryTimelineHtml, LegendShowsPeaksAndMaximaInHumanUnits) {
   // for what it counts, readable and to the byte.
   EXPECT_NE(html.find("Peak total of the categories (the chart's top): 1.50 GiB (1610612836 bytes)"),
             std::string::npos);
-  EXPECT_NE(html.find("Allocator's max allocated (its own count; for the CPU, from when recording began): "
-                      "1.23 GiB (1320702443 bytes)"),
+  EXPECT_NE(html.find("Allocator's max allocated (torch's own count; for the CPU, only of memory allocated while "
+                      "recording): 1.23 GiB (1320702443 bytes)"),
             std::string::npos);
   EXPECT_NE(html.find("Allocator's max reserved: 12.5 MiB (13107200 bytes)"), std::string::npos);
   EXPECT_EQ(html.find("Max memory allocated"), std::string::npos);  // torch's label, ambiguous beside the chart

@@ -105,6 +105,7 @@ def test_cuda_peak_reads_the_same_in_the_html_the_database_and_torch(tmp_path):
         (allocator,) = database.execute("SELECT max(totalAllocated) FROM MEMORY_RECORD m JOIN StringIds d "
                                         "ON d.id = m.deviceType WHERE d.value = 'CUDA:0'", "max", "max").rows[0]
     assert legend("Peak total of the categories (the chart's top)") == peak
-    assert legend("Allocator's max allocated (its own count; for the CPU, from when recording began)") == allocator
+    assert legend("Allocator's max allocated (torch's own count; for the CPU, only of memory allocated while "
+                  "recording)") == allocator
     torch_peak = max(sum(point[1:]) for point in json.loads((tmp_path / "torch.json").read_text())[1])
     assert peak == pytest.approx(torch_peak, rel=0.05)  # the category peaks' bound above: two runs of one loop
