@@ -3,6 +3,7 @@ own name), the whole path in the machine formats."""
 from __future__ import annotations
 
 import os
+from typing import Optional
 
 #: Stands for the components left out of a path too long for its room.
 ELLIPSIS = "…"
@@ -21,10 +22,23 @@ def readable_path(path: str, room: int) -> str:
     return shown
 
 
+def within(path: str, folder: str) -> Optional[str]:
+    """`path` relative to `folder` when it lies in it (a run's ``PERFPROF_OUTPUT/perfprof.db``),
+    else None."""
+    if not os.path.isdir(folder):
+        return None
+    relative = os.path.relpath(path, folder)
+    return None if _is_outside(relative) else relative
+
+
+def _is_outside(relative: str) -> bool:
+    return relative == os.pardir or relative.startswith(os.pardir + os.sep)
+
+
 def _relative_or_home(path: str) -> str:
     absolute = os.path.abspath(path)
     relative = os.path.relpath(absolute)
-    if relative != os.pardir and not relative.startswith(os.pardir + os.sep):
+    if not _is_outside(relative):
         return relative
     home = os.path.expanduser("~")
     if home not in ("", os.sep) and (absolute == home or absolute.startswith(home + os.sep)):

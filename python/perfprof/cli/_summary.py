@@ -124,14 +124,13 @@ def _print_text(tables: Sequence["Table"], run_path: str, database: str, origin:
     from rich.markup import escape
 
     from ..analysis._formats import rich_table
-    from ._paths import readable_path
+    from ._paths import readable_path, within
     from ._terminal import report_console
 
     out = report_console(soft_wrap=False)
     out.rule(f"[bold]{escape(readable_path(run_path, out.width - 4))}")
-    # The database of a run directory is in it: said relative to it (PERFPROF_OUTPUT/perfprof.db).
-    inside = os.path.relpath(database, run_path) if os.path.isdir(run_path) else os.pardir
-    if inside.startswith(os.pardir):
+    inside = within(database, run_path)  # a run directory's own database: PERFPROF_OUTPUT/perfprof.db
+    if inside is None:
         out.print(f"database: {readable_path(database, out.width - len('database: '))}", highlight=False, markup=False)
     else:
         out.print(f"database (in the run): {inside}", highlight=False, markup=False)

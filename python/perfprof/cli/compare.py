@@ -99,11 +99,12 @@ def _readable_runs(comparison: "Comparison", width: int) -> "Table":
     every run), and the runs' paths shortened to the room left (the CSV and Markdown reports
     keep both whole)."""
     from ..analysis import Table
-    from ._paths import readable_path
+    from ._paths import readable_path, within
 
-    databases = [_database_of(run.database, run.reference) for run in comparison.runs]
     labels = [run.label for run in comparison.runs]
-    shared = databases[0] if len(set(databases)) == 1 and not os.path.isabs(databases[0]) else None
+    inside = [within(run.database, run.reference) for run in comparison.runs]
+    shared = inside[0] if None not in inside and len(set(inside)) == 1 else None
+    databases = [_database_of(run.database, run.reference, place) for run, place in zip(comparison.runs, inside)]
     # A border and two spaces of padding per column, and one border more.
     room = width - 7 - max(map(len, ["label", *labels])) - (0 if shared else 3 + max(map(len, ["database", *databases])))
     paths = [readable_path(run.reference, max(room, 20)) for run in comparison.runs]
@@ -112,13 +113,12 @@ def _readable_runs(comparison: "Comparison", width: int) -> "Table":
     return Table.of("runs", "Runs", ("label", "run", "database"), list(zip(labels, paths, databases)))
 
 
-def _database_of(database: str, reference: str) -> str:
-    """`database` as the runs table shows it: relative to the run `reference` when it lies in
-    it, "(the run)" when the run was given as its database file, else as it is."""
-    if os.path.isfile(reference) and os.path.samefile(database, reference):
-        return "(the run)"
-    inside = os.path.relpath(database, reference) if os.path.isdir(reference) else os.pardir
-    return database if inside.startswith(os.pardir) else inside
+def _database_of(database: str, reference: str, inside: Optional[str]) -> str:
+    """`database` as the runs table shows it: `inside` its run when it lies in it, "(the run)"
+    when the run was given as its database file, else as it is."""
+    if inside is not None:
+        return inside
+    return "(the run)" if os.path.isfile(reference) and os.path.samefile(database, reference) else database
 
 
 def _check_threshold(comparison: "Comparison", threshold: Optional[float]) -> int:
