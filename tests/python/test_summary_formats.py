@@ -108,3 +108,22 @@ def test_rows_with_their_own_unit_read_in_a_readable_one():
     # The machine formats keep the raw values.
     assert "Process RSS (bytes),process,10,669986816.0" in to_csv([telemetry])
     assert "window_duration_ns,1898237883" in to_csv([info])
+
+
+def test_a_path_is_shortened_for_its_room_keeping_its_own_name(tmp_path, monkeypatch):
+    import os
+
+    from perfprof.cli._paths import readable_path, within
+
+    run = tmp_path / "result" / "host_1234_20261123101500123456_perfprof"
+    (run / "PERFPROF_OUTPUT").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path)
+    assert readable_path(str(run), 80) == os.path.join("result", run.name)  # below the working directory
+    assert readable_path(str(run), 45) == os.path.join("…", run.name)  # leading folders give way first
+    assert readable_path(str(run), 10) == os.path.join("…", run.name)  # the run's own name stays whole
+    monkeypatch.setenv("HOME", str(tmp_path / "result"))
+    monkeypatch.chdir("/")
+    assert readable_path(str(run), 80) == os.path.join("~", run.name)
+    assert within(str(run / "PERFPROF_OUTPUT" / "perfprof.db"), str(run)) == os.path.join("PERFPROF_OUTPUT",
+                                                                                          "perfprof.db")
+    assert within(str(tmp_path / "other.db"), str(run)) is None

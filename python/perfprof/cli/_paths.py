@@ -10,8 +10,8 @@ ELLIPSIS = "…"
 
 
 def readable_path(path: str, room: int) -> str:
-    """`path` for a reader: relative to the working directory when it lies below it, else with
-    the home directory as ``~``; when still longer than `room` characters, its leading folders
+    """`path` for a reader: the shortest of it relative to the working directory (when below
+    it), from ``~`` and absolute; when still longer than `room` characters, its leading folders
     give way to ``…/`` one at a time (its last component is always kept whole)."""
     shown = _relative_or_home(path)
     parts = shown.split(os.sep)
@@ -36,11 +36,14 @@ def _is_outside(relative: str) -> bool:
 
 
 def _relative_or_home(path: str) -> str:
+    """The shortest of `path` relative to the working directory (when below it), from ``~``
+    (when below the home directory) and absolute."""
     absolute = os.path.abspath(path)
+    forms = [absolute]
     relative = os.path.relpath(absolute)
     if not _is_outside(relative):
-        return relative
+        forms.append(relative)
     home = os.path.expanduser("~")
-    if home not in ("", os.sep) and (absolute == home or absolute.startswith(home + os.sep)):
-        return "~" + absolute[len(home):]
-    return absolute
+    if home not in ("", os.sep) and absolute.startswith(home + os.sep):
+        forms.append("~" + absolute[len(home):])
+    return min(forms, key=len)
