@@ -2,9 +2,10 @@
 
 Machine formats (CSV, JSON) keep the raw values and column names. Human formats (text,
 Markdown) show durations in one time unit per table and sizes in one of KiB, MiB or GiB per
-table, chosen from the values (:func:`display_columns`), name the unit in the header, and show
-timestamps as offsets from the run's window start; a report of one run leaves out the columns no
-row has a value in (a host-only run's device columns).
+table, chosen from the values (:func:`display_columns`), name the unit in the header, show rows
+that carry their own unit in a readable one (``_row_units``), and show timestamps as offsets
+from the run's window start; a report of one run leaves out the columns no row has a value in (a
+host-only run's device columns).
 """
 from __future__ import annotations
 
@@ -167,8 +168,8 @@ def with_values_only(table: Table) -> Table:
 
 def to_markdown(tables: Sequence[Table], origin_ns: Optional[int] = None, values_only: bool = False) -> str:
     """Each table as a Markdown section: ``## title`` and a pipe table in readable units (see
-    :func:`display_columns`), or a line saying it is empty; `values_only`: without the columns
-    no row has a value in."""
+    :func:`display_columns`; rows with their own unit as :func:`with_row_units` shows them), or
+    a line saying it is empty; `values_only`: without the columns no row has a value in."""
     sections = []
     for table in tables:
         table = with_row_units(with_values_only(table) if values_only else table)
@@ -205,9 +206,9 @@ def spread_columns(table: Table) -> List[List[str]]:
 
 def rich_table(table: Table, origin_ns: Optional[int] = None, width: Optional[int] = None,
                values_only: bool = False, leave_out: Optional[Sequence[Sequence[str]]] = None) -> Any:
-    """A rich Table of `table` in readable units (see :func:`display_columns`) for a terminal
-    `width` columns wide (default: any width); `values_only`: without the columns no row has a
-    value in. Drawn by :func:`fitted_table`, after leaving out the groups of columns of
+    """A rich Table of `table` in readable units (see :func:`display_columns`; rows with their
+    own unit as :func:`with_row_units` shows them) for a terminal `width` columns wide (default:
+    any width); `values_only`: without the columns no row has a value in. Drawn by :func:`fitted_table`, after leaving out the groups of columns of
     `leave_out` (default: the spread columns, :func:`spread_columns`), one group more at a time,
     while the table is too wide for `width`: the caption names them, and the machine formats
     keep them."""
