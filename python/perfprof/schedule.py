@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import enum
-import inspect
 import numbers
 from typing import Callable, Dict, Optional
 
@@ -108,7 +107,8 @@ def _torch_schedule_parameters(value: object) -> Optional[Dict[str, int]]:
     if getattr(value, "__qualname__", None) != "schedule.<locals>.schedule_fn" or \
             not str(getattr(value, "__module__", "")).startswith("torch.profiler"):
         return None
-    captured = inspect.getclosurevars(value).nonlocals  # type: ignore[arg-type]
+    code, cells = getattr(value, "__code__", None), getattr(value, "__closure__", None) or ()
+    captured = dict(zip(code.co_freevars, (cell.cell_contents for cell in cells))) if code else {}
     if not all(isinstance(captured.get(name), int) for name in ("wait", "warmup", "active", "repeat")):
         return None
     return {name: captured[name] for name in _DESCRIBED if isinstance(captured.get(name), int)}
