@@ -15,13 +15,16 @@ namespace {
 
 using memory::Allocation;
 
-constexpr double kMiB = 1024.0 * 1024.0;
+// The sizes are in binary units and labelled so (KiB = 2^10 bytes, MiB = 2^20). torch_npu's files
+// of these names hold the same numbers labelled KB and MB, which read as 10^3 and 10^6.
+constexpr double kKiB = 1024.0;
+constexpr double kMiB = 1024.0 * kKiB;
 
 }  // namespace
 
 void write_memory_record_csv(const TraceModel& model, const std::string& path) {
   OutputFile file(path);
-  std::string text = "Component,Timestamp(us),Total Allocated(MB),Total Reserved(MB),Device Type\n";
+  std::string text = "Component,Timestamp(us),Total Allocated(MiB),Total Reserved(MiB),Device Type\n";
   for (const Allocation& a : model.memory.events.allocations) {
     text += "PyTorch,";
     append_us(text, a.time_ns + model.unix_offset_ns);
@@ -37,15 +40,15 @@ void write_operator_memory_csv(const TraceModel& model, const memory::MemoryProf
   const auto& allocations = model.memory.events.allocations;
   OutputFile file(path);
   std::string text =
-      "Name,Module,Category,Size(KB),Allocation Time(us),Release Time(us),Duration(us),"
-      "Allocation Total Allocated(MB),Allocation Total Reserved(MB),Release Total Allocated(MB),"
-      "Release Total Reserved(MB),Device Type\n";
+      "Name,Module,Category,Size(KiB),Allocation Time(us),Release Time(us),Duration(us),"
+      "Allocation Total Allocated(MiB),Allocation Total Reserved(MiB),Release Total Allocated(MiB),"
+      "Release Total Reserved(MiB),Device Type\n";
   for (const AllocationLifetime& lifetime : allocation_lifetimes(model, profile)) {
     const Allocation& a = allocations[lifetime.allocation];
     text += csv_field(model.str(a.op));
     text += ',';
     text += csv_field(lifetime.module);
-    fmt::format_to(std::back_inserter(text), ",{},{:.3f},", memory::category_name(lifetime.category), a.bytes / 1024.0);
+    fmt::format_to(std::back_inserter(text), ",{},{:.3f},", memory::category_name(lifetime.category), a.bytes / kKiB);
     append_us(text, a.time_ns + model.unix_offset_ns);
     if (lifetime.release) {
       const Allocation& f = allocations[*lifetime.release];

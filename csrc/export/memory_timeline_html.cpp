@@ -343,6 +343,13 @@ Peaks peaks_of(const MemoryTimeline& timeline, size_t n) {
   return peaks;
 }
 
+// A figure a reader may check against the CSVs and the database: readable, then to the byte.
+std::string bytes_and_exact(int64_t bytes) { return fmt::format("{} ({} bytes)", human_bytes(bytes), bytes); }
+
+// Two different quantities, each named for what it counts (docs/memory.md says why they differ):
+// the peak of the categorised total is the chart's top and memory_peaks' TOTAL; the allocator's
+// maxima are its own running counts (memory_record.csv), which torch's plot calls "Max memory
+// allocated" and which, for the CPU, count only memory allocated while recording (in any session).
 void append_legend(std::string& out, const MemoryTimeline& timeline, const Peaks& peaks) {
   out += "<div class=\"summary\">\n<table class=\"legend\">\n<tr><th></th><th>Category</th><th>Peak</th></tr>\n";
   for (size_t k = 0; k < kNumCategories; ++k) {
@@ -353,9 +360,12 @@ void append_legend(std::string& out, const MemoryTimeline& timeline, const Peaks
            human_bytes(peaks.per_category[k]));
   }
   append(out,
-         "</table>\n<div class=\"totals\">\n<p>Max memory allocated: {}</p>\n<p>Max memory reserved: {}</p>\n"
-         "</div>\n</div>\n",
-         human_bytes(timeline.max_allocated), human_bytes(timeline.max_reserved));
+         "</table>\n<div class=\"totals\">\n"
+         "<p class=\"peak\">Peak total of the categories (the chart's top): {}</p>\n"
+         "<p class=\"allocator\">Allocator's max allocated (torch's own count; for the CPU, only of memory "
+         "allocated while recording): {}</p>\n<p class=\"allocator\">Allocator's max reserved: {}</p>\n</div>\n</div>\n",
+         bytes_and_exact(peaks.stacked), bytes_and_exact(timeline.max_allocated),
+         bytes_and_exact(timeline.max_reserved));
 }
 
 void append_head(std::string& out, const MemoryTimeline& timeline, std::string_view title) {

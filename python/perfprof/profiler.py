@@ -14,7 +14,7 @@ from ._session import Session
 from .activity import ProfilerActivity, as_activities
 from .experimental_config import ExperimentalConfig
 from .run_metadata import distributed_info
-from .schedule import ProfilerAction, action_from
+from .schedule import ProfilerAction, action_from, describe_schedule
 
 # Top-level keys of the Chrome trace that user metadata must not replace.
 _RESERVED_TRACE_KEYS = frozenset({
@@ -165,7 +165,8 @@ class _KinetoProfile:
         options = self._options.to_dict()
         schedule = getattr(self, "schedule", None)
         return {"activities": options.pop("activities"),
-                "schedule": repr(schedule) if getattr(self, "record_steps", False) else None, **options}
+                "schedule": describe_schedule(schedule) if schedule and getattr(self, "record_steps", False) else None,
+                **options}
 
     def stop_trace(self) -> None:
         """Stop collection and build the trace of what was kept."""

@@ -155,7 +155,7 @@ TEST(MemoryExports, MemoryRecordCsvHasTheAllocatorTotalsAfterEachEvent) {
   test::TempDir dir;
   write_memory_record_csv(model, dir.file("memory_record.csv"));
   EXPECT_EQ(test::read_file(dir.file("memory_record.csv")),
-            "Component,Timestamp(us),Total Allocated(MB),Total Reserved(MB),Device Type\n"
+            "Component,Timestamp(us),Total Allocated(MiB),Total Reserved(MiB),Device Type\n"
             "PyTorch,1002.500,1.000000,2.000000,CPU\n"
             "PyTorch,1004.000,0.000000,2.000000,CPU\n"
             "PyTorch,1006.000,0.500000,2.000000,CUDA:0\n"
@@ -168,9 +168,9 @@ TEST(MemoryExports, OperatorMemoryCsvHasOneRowPerAllocation) {
   test::TempDir dir;
   write_operator_memory_csv(model, profile, dir.file("operator_memory.csv"));
   EXPECT_EQ(test::read_file(dir.file("operator_memory.csv")),
-            "Name,Module,Category,Size(KB),Allocation Time(us),Release Time(us),Duration(us),"
-            "Allocation Total Allocated(MB),Allocation Total Reserved(MB),Release Total Allocated(MB),"
-            "Release Total Reserved(MB),Device Type\n"
+            "Name,Module,Category,Size(KiB),Allocation Time(us),Release Time(us),Duration(us),"
+            "Allocation Total Allocated(MiB),Allocation Total Reserved(MiB),Release Total Allocated(MiB),"
+            "Release Total Reserved(MiB),Device Type\n"
             "aten::empty,Linear,TEMPORARY,1024.000,1002.500,1004.000,1.500,1.000000,2.000000,0.000000,2.000000,CPU\n"
             "aten::ones,Net,UNKNOWN,512.000,1006.000,,,0.500000,2.000000,,,CUDA:0\n"
             "aten::zeros,\"Other, \"\"quoted\"\"\",UNKNOWN,2.000,1007.000,,,1.001953,4.000000,,,CPU\n");

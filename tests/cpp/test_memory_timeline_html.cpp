@@ -175,8 +175,15 @@ TEST(MemoryTimelineHtml, LegendShowsPeaksAndMaximaInHumanUnits) {
   EXPECT_NE(html.find(row("GRADIENT", "1.50 GiB")), std::string::npos);
   EXPECT_NE(html.find(row("UNKNOWN", "100 B")), std::string::npos);
   EXPECT_NE(html.find(row("INPUT", "0 B")), std::string::npos);
-  EXPECT_NE(html.find("Max memory allocated: 1.23 GiB"), std::string::npos);
-  EXPECT_NE(html.find("Max memory reserved: 12.5 MiB"), std::string::npos);
+  // The chart's top (the third point: 1.5 GiB + 100 B) and the allocator's own maxima, each named
+  // for what it counts, readable and to the byte.
+  EXPECT_NE(html.find("Peak total of the categories (the chart's top): 1.50 GiB (1610612836 bytes)"),
+            std::string::npos);
+  EXPECT_NE(html.find("Allocator's max allocated (torch's own count; for the CPU, only of memory allocated while "
+                      "recording): 1.23 GiB (1320702443 bytes)"),
+            std::string::npos);
+  EXPECT_NE(html.find("Allocator's max reserved: 12.5 MiB (13107200 bytes)"), std::string::npos);
+  EXPECT_EQ(html.find("Max memory allocated"), std::string::npos);  // torch's label, ambiguous beside the chart
   EXPECT_NE(html.find("cuda:3"), std::string::npos);
   EXPECT_NE(html.find("<h1>step 3</h1>"), std::string::npos);
   // The highest stack is 1.5 GiB: the axis is in GiB.

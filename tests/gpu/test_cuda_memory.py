@@ -69,3 +69,43 @@ def test_cuda_memory_events_carry_the_device(tmp_path):
     page = (tmp_path / "memory.html")
     prof.export_memory_timeline(str(page), device="cuda")
     assert "cuda:0" in page.read_text()
+
+
+def test_cuda_peak_reads_the_same_in_the_html_the_database_and_torch(tmp_path):
+    """docs/memory.md "Two peaks" on CUDA: the peak total of the categories is one number in the
+    HTML legend, memory_peaks and torch.profiler's timeline; the allocator's maximum (the
+    caching allocator's count) is memory_record's, named apart."""
+    import re
+
+    from perfprof import analysis
+
+    run = cuda_training_loop()
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA],
+                                record_shapes=True, profile_memory=True, with_stack=True) as reference:
+        run()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        reference.export_memory_timeline(str(tmp_path / "torch.json"), device="cuda:0")
+
+    run = cuda_training_loop()
+    handler = perfprof.tensorboard_trace_handler(str(tmp_path / "runs"))
+    with perfprof.profile(activities=[perfprof.ProfilerActivity.CPU, perfprof.ProfilerActivity.CUDA],
+                          profile_memory=True, on_trace_ready=handler,
+                          experimental_config=perfprof.ExperimentalConfig(export_type=["text", "db"])) as ours:
+        run()
+    html = (tmp_path / "memory.html")
+    ours.export_memory_timeline(str(html), device="cuda:0")
+
+    def legend(label: str) -> int:
+        return int(re.search(re.escape(label) + r": [^(]+\((\d+) bytes\)", html.read_text())[1])
+
+    with analysis.open_run(handler.run_dirs[-1]) as database:
+        peak = {row["category"]: row["peak_bytes"] for row in analysis.memory_peaks(database)
+                if row["deviceType"] == "CUDA:0"}["TOTAL"]
+        (allocator,) = database.execute("SELECT max(totalAllocated) FROM MEMORY_RECORD m JOIN StringIds d "
+                                        "ON d.id = m.deviceType WHERE d.value = 'CUDA:0'", "max", "max").rows[0]
+    assert legend("Peak total of the categories (the chart's top)") == peak
+    assert legend("Allocator's max allocated (torch's own count; for the CPU, only of memory allocated while "
+                  "recording)") == allocator
+    torch_peak = max(sum(point[1:]) for point in json.loads((tmp_path / "torch.json").read_text())[1])
+    assert peak == pytest.approx(torch_peak, rel=0.05)  # the category peaks' bound above: two runs of one loop

@@ -2,6 +2,7 @@
 parity with HolisticTraceAnalysis on the same run's Chrome trace."""
 from __future__ import annotations
 
+import dataclasses
 import math
 from pathlib import Path
 from typing import Dict, List
@@ -140,22 +141,36 @@ def test_every_analysis_is_registered_in_the_gpu_section(run):
 
 
 # --- Parity with HolisticTraceAnalysis, on the same run's Chrome trace ---------------------------
-# HTA works in the trace's microseconds; every time here is whole microseconds, so its numbers
-# are exact too. HTA leaves out work launched in the last profiler step: the constructed run's
-# last step is empty, so both see the same activity.
+# HTA works in the trace's microseconds; every time here is whole microseconds, so HTA's rounding
+# (below) changes nothing and its numbers are perfprof's exactly, but for the percentages HTA
+# rounds (to 2 decimals, the kernel types' to 1). HTA leaves out work launched in the last
+# profiler step: the constructed run's last step is empty, so both see the same activity.
 
-def close(perfprof_value: float, hta_value: float) -> bool:
-    return perfprof_value == pytest.approx(hta_value, rel=0.01)
+def exact(perfprof_ns: float, hta_us: float) -> bool:
+    """Equal but for floating point (HTA's microseconds are floats)."""
+    return perfprof_ns == pytest.approx(hta_us * US, rel=1e-9, abs=1e-3)
+
+
+def hta_kernel_types(types) -> Dict[str, float]:
+    """HTA's exclusive kernel-type rows ("COMPUTATION", "COMPUTATION overlapping COMMUNICATION",
+    ...) summed per type they name, in us: perfprof's kernel_breakdown totals."""
+    summed: Dict[str, float] = {}
+    for row in types.to_dict("records"):
+        for hta_type, ours_type in (("COMPUTATION", "compute"), ("COMMUNICATION", "communication"),
+                                    ("MEMORY", "memory")):
+            if hta_type in row["kernel_type"]:
+                summed[ours_type] = summed.get(ours_type, 0) + row["sum"]
+    return summed
 
 
 def test_temporal_breakdown_matches_hta(run, hta):
     (theirs,) = hta.get_temporal_breakdown(visualize=False).to_dict("records")
     (ours,) = analysis.temporal_breakdown(run).to_dicts()
-    assert close(ours["total_ns"], theirs["kernel_time(us)"] * US)
-    assert close(ours["compute_ns"], theirs["compute_time(us)"] * US)
-    assert close(ours["non_compute_ns"], theirs["non_compute_time(us)"] * US)
-    assert close(ours["idle_ns"], theirs["idle_time(us)"] * US)
-    assert close(ours["compute_pct"], theirs["compute_time_pctg"])
+    assert exact(ours["total_ns"], theirs["kernel_time(us)"])
+    assert exact(ours["compute_ns"], theirs["compute_time(us)"])
+    assert exact(ours["non_compute_ns"], theirs["non_compute_time(us)"])
+    assert exact(ours["idle_ns"], theirs["idle_time(us)"])
+    assert round(ours["compute_pct"], 2) == theirs["compute_time_pctg"]
 
 
 def test_idle_time_breakdown_matches_hta(run, hta):
@@ -164,41 +179,127 @@ def test_idle_time_breakdown_matches_hta(run, hta):
     # HTA lists the categories a stream has gaps in (and "other" for its first activity, with 0);
     # perfprof lists all three.
     for row in theirs:
-        assert close(ours[row["stream"], row["idle_category"]]["idle_ns"], row["idle_time"] * US), row
-    assert sum(row["idle_ns"] for row in ours.values()) == pytest.approx(sum(r["idle_time"] for r in theirs) * US)
+        assert exact(ours[row["stream"], row["idle_category"]]["idle_ns"], row["idle_time"]), row
+    assert exact(sum(row["idle_ns"] for row in ours.values()), sum(r["idle_time"] for r in theirs))
 
 
 def test_kernel_breakdown_matches_hta(run, hta):
     types, kernels = hta.get_gpu_kernel_breakdown(visualize=False, include_memory_kernels=True)
-    # HTA splits the busy time into exclusive rows ("COMPUTATION", "COMPUTATION overlapping
-    # COMMUNICATION", ...); a type's time in perfprof is the sum of the rows that name it.
-    hta_time: Dict[str, float] = {}
-    hta_pct: Dict[str, float] = {}
-    for row in types.to_dict("records"):
-        for hta_type, ours_type in (("COMPUTATION", "compute"), ("COMMUNICATION", "communication"),
-                                    ("MEMORY", "memory")):
-            if hta_type in row["kernel_type"]:
-                hta_time[ours_type] = hta_time.get(ours_type, 0) + row["sum"] * US
-                hta_pct[ours_type] = hta_pct.get(ours_type, 0) + 100 * row["sum"] / types["sum"].sum()
     ours = by(analysis.kernel_breakdown(run), "type")
-    assert set(ours) == set(hta_time)
+    theirs = hta_kernel_types(types)
+    assert set(ours) == set(theirs)
     for kind in ours:
-        assert close(ours[kind]["total_ns"], hta_time[kind]) and close(ours[kind]["pct"], hta_pct[kind])
+        assert exact(ours[kind]["total_ns"], theirs[kind])
+        assert ours[kind]["pct"] == pytest.approx(100 * theirs[kind] / types["sum"].sum(), rel=1e-9)
     # Per kernel: HTA's sums, means, extremes and (sample) standard deviations by name.
-    top = by(analysis.top_kernels(run), "name")
+    assert_per_kernel_equal(analysis.top_kernels(run), kernels)
+
+
+def assert_per_kernel_equal(top: analysis.Table, kernels) -> None:
+    mine = by(top, "name")
     per_name: List[dict] = kernels.to_dict("records")
-    assert {row["name"] for row in per_name} == set(top)
+    assert {row["name"] for row in per_name} == set(mine)
     for row in per_name:
-        mine = top[row["name"]]
-        assert close(mine["total_ns"], row["sum (us)"] * US) and close(mine["avg_ns"], row["mean (us)"] * US)
-        assert close(mine["min_ns"], row["min (us)"] * US) and close(mine["max_ns"], row["max (us)"] * US)
-        assert close(mine["stddev_ns"] or 0, row["stddev"] * US)  # HTA writes 0 for a single instance
+        ours = mine[row["name"]]
+        assert exact(ours["total_ns"], row["sum (us)"]) and exact(ours["avg_ns"], row["mean (us)"]), row
+        assert exact(ours["min_ns"], row["min (us)"]) and exact(ours["max_ns"], row["max (us)"]), row
+        assert exact(ours["stddev_ns"] or 0, row["stddev"]), row  # HTA writes 0 for a single instance
 
 
 def test_comm_comp_overlap_matches_hta(run, hta):
     (theirs,) = hta.get_comm_comp_overlap(visualize=False).to_dict("records")
     (ours,) = analysis.comm_comp_overlap(run).to_dicts()
-    assert close(ours["overlap_pct"], theirs["comp_comm_overlap_pctg"])
+    assert round(ours["overlap_pct"], 2) == theirs["comp_comm_overlap_pctg"]
+
+
+# --- Short activities at nanosecond times: what HTA's rounding does -----------------------------
+# Kernels of 1.2 to 12.3 us at times with fractions of a microsecond (API calls 3 us apart).
+# Device 0, us after the base:
+#   stream 7   gemm [10.3,12.8) gemm [13.1,16.8) relu [17.45,19.25) gemm [24.25,30.65) relu [40.25,44.65)
+#   stream 9   softmax [11.7,16.85)
+#   stream 13  NCCL all-reduce [20.6,32.9)
+#   stream 20  Memcpy HtoD [34.9,37.25) Memset [38.05,39.25)
+SHORT = [Activity(kind, stream, 3 * US * index, start, duration, name=name, bytes=size)
+         for index, (kind, stream, start, duration, name, size) in enumerate([
+             ("kernel", 7, 10_300, 2_500, "gemm", 0), ("kernel", 7, 13_100, 3_700, "gemm", 0),
+             ("kernel", 7, 17_450, 1_800, "relu", 0), ("kernel", 9, 11_700, 5_150, "softmax", 0),
+             ("kernel", 13, 20_600, 12_300, NCCL, 0), ("kernel", 7, 24_250, 6_400, "gemm", 0),
+             ("memcpy", 20, 34_900, 2_350, "", 1 << 16), ("memset", 20, 38_050, 1_200, "", 4096),
+             ("kernel", 7, 40_250, 4_400, "relu", 0)])]
+# The stretches in which the set of kinds running does not change (ns), and the kinds running:
+# [10.3,16.85) compute, [17.45,19.25) compute, [20.6,24.25) communication, [24.25,30.65) both,
+# [30.65,32.9) communication, [34.9,37.25) and [38.05,39.25) memory, [40.25,44.65) compute.
+STRETCHES = [(6_550, "C"), (1_800, "C"), (3_650, "N"), (6_400, "CN"), (2_250, "N"), (2_350, "M"), (1_200, "M"),
+             (4_400, "C")]
+KINDS = {"compute": "C", "communication": "N", "memory": "M"}
+
+
+def rounded_inward(activity: Activity) -> Activity:
+    """`activity` as HTA reads it by default: start rounded up, end down, to whole microseconds."""
+    start = -(-activity.gpu_start_ns // US) * US
+    end = (activity.gpu_start_ns + activity.duration_ns) // US * US
+    return dataclasses.replace(activity, gpu_start_ns=start, duration_ns=end - start)
+
+
+@pytest.fixture(scope="module")
+def short_run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return constructed_run(SHORT, tmp_path_factory.mktemp("short"))
+
+
+def hta_of(run_dir: Path, ns_rounding: bool):
+    """HTA on the run's trace, rounding its nanosecond times (HTA's default) or not."""
+    from hta.trace_analysis import TraceAnalysis
+
+    with pytest.MonkeyPatch.context() as environment:  # HTA reads it while it parses, in TraceAnalysis()
+        if ns_rounding:
+            environment.delenv("HTA_DISABLE_NS_ROUNDING", raising=False)
+        else:
+            environment.setenv("HTA_DISABLE_NS_ROUNDING", "1")
+        return TraceAnalysis(trace_dir=perfprof.trace_dir_of(str(run_dir)))
+
+
+def test_without_ns_rounding_hta_gives_perfprofs_numbers_on_short_kernels(short_run_dir):
+    hta = hta_of(short_run_dir, ns_rounding=False)
+    with analysis.open_run(short_run_dir) as short:
+        (ours,) = analysis.temporal_breakdown(short).to_dicts()
+        (theirs,) = hta.get_temporal_breakdown(visualize=False).to_dict("records")
+        assert ours["compute_ns"] == sum(ns for ns, kinds in STRETCHES if "C" in kinds) == 19_150
+        assert exact(ours["compute_ns"], theirs["compute_time(us)"])
+        assert exact(ours["idle_ns"], theirs["idle_time(us)"]) and exact(ours["total_ns"], theirs["kernel_time(us)"])
+        for row in hta.get_idle_time_breakdown(visualize=False)[0].to_dict("records"):
+            assert exact(by(analysis.idle_time_breakdown(short), "streamId", "category")[
+                row["stream"], row["idle_category"]]["idle_ns"], row["idle_time"]), row
+        (overlap,) = analysis.comm_comp_overlap(short).to_dicts()
+        assert round(overlap["overlap_pct"], 2) == hta.get_comm_comp_overlap(visualize=False)[
+            "comp_comm_overlap_pctg"][0]
+        types, kernels = hta.get_gpu_kernel_breakdown(visualize=False, include_memory_kernels=True)
+        assert_per_kernel_equal(analysis.top_kernels(short), kernels)
+        # HTA's kernel-type rows alone differ: it cuts each stretch to whole microseconds
+        # (astype(int)), so they fall short by up to 1 us a stretch: 11 + 6 = 17 us of the 19.15
+        # us of computation (-11%), 6 + 5 = 11 of 12.3 us of communication, 3 of 3.55 us of memory.
+        breakdown = by(analysis.kernel_breakdown(short), "type")
+        for kind, letter in KINDS.items():
+            stretches = [ns for ns, kinds in STRETCHES if letter in kinds]
+            assert breakdown[kind]["total_ns"] == sum(stretches)
+            assert hta_kernel_types(types)[kind] == sum(ns // US for ns in stretches)
+
+
+def test_by_default_hta_reads_each_activity_rounded_inward_to_whole_microseconds(short_run_dir, tmp_path):
+    hta = hta_of(short_run_dir, ns_rounding=True)
+    # perfprof on the same activities rounded inward gives HTA's default numbers exactly.
+    with analysis.open_run(constructed_run([rounded_inward(a) for a in SHORT], tmp_path)) as inward:
+        (ours,) = analysis.temporal_breakdown(inward).to_dicts()
+        (theirs,) = hta.get_temporal_breakdown(visualize=False).to_dict("records")
+        assert exact(ours["compute_ns"], theirs["compute_time(us)"]) and ours["compute_ns"] == 14 * US
+        assert exact(ours["total_ns"], theirs["kernel_time(us)"]) and exact(ours["idle_ns"], theirs["idle_time(us)"])
+        types, kernels = hta.get_gpu_kernel_breakdown(visualize=False, include_memory_kernels=True)
+        assert_per_kernel_equal(analysis.top_kernels(inward), kernels)
+        breakdown = by(analysis.kernel_breakdown(inward), "type")
+        assert {kind: exact(breakdown[kind]["total_ns"], us) for kind, us in hta_kernel_types(types).items()} \
+            == {kind: True for kind in KINDS}
+    # On the nanosecond run that is 14 of 19.15 us of computation (-27%): gemm's 2.5 us becomes 1 us.
+    with analysis.open_run(short_run_dir) as short:
+        assert analysis.temporal_breakdown(short).column("compute_ns") == [19_150]
 
 
 # --- Runs without GPU activity ------------------------------------------------------------------

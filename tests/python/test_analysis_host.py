@@ -241,6 +241,9 @@ def test_run_info_names_the_run(rich_run):
     assert info["operators"] == str(len(ranges_of(run, "op")))
     assert info["mstx_ranges"] == str(sum(MSTX_RANGES.values()))
     assert info["config.with_stack"] == "true" and info["config.profile_memory"] == "true"
+    # Lists as their items and the schedule by its parameters, not JSON or a repr.
+    assert info["config.activities"] == "CPU" and info["config.export_type"] == "text, db"
+    assert info["config.schedule"] == f"wait=0 warmup=1 active={STEPS} repeat=1 skip_first=0"
     assert json.loads(info["metadata.model"]) == "mlp"
     assert info["window_start"].endswith(" UTC") and int(info["window_duration_ns"]) > 0
     assert "gpus" not in info and "backend" not in info  # no GPU, not distributed

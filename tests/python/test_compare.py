@@ -73,8 +73,8 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Dict[str, str]:
             for name, sleep_ms in (("base", 0), ("new", SLEEP_MS), ("other", 0))}
 
 
-def invoke(*args: str):
-    result = CliRunner().invoke(main, ["compare", *args], env={"COLUMNS": "250", "TERM": "dumb"})
+def invoke(*args: str, columns: int = 250):
+    result = CliRunner().invoke(main, ["compare", *args], env={"COLUMNS": str(columns), "TERM": "dumb"})
     assert result.exception is None or isinstance(result.exception, SystemExit), result.output
     return result
 
@@ -120,6 +120,23 @@ def test_terminal_report_names_the_sections_and_the_slowed_operator_first(runs):
     rows = [line for line in operators.splitlines() if line.startswith("│")]
     assert rows[0].split("│")[1].strip() == SLOW_OP
     assert "new diff (" in operators and "new ratio" in operators
+
+
+def test_on_80_columns_each_section_is_a_table_of_one_line_per_row(runs):
+    out = invoke(runs["base"], runs["new"], "--top", "4", columns=80).stdout
+    assert max(len(line) for line in out.splitlines()) <= 80
+    operators = out[out.index("Operators:"):out.index("Kernels:")]
+    rows = [[cell.strip() for cell in line.strip("│").split("│")] for line in operators.splitlines()
+            if line.startswith("│")]
+    # Name, base total, new total, diff, ratio: one line per operator (the expanded layout took 11).
+    assert [len(cells) for cells in rows] == [5] * 4, operators
+    assert rows[0][0] == SLOW_OP and float(rows[0][3]) > 0 and float(rows[0][4]) > 1
+    caption = " ".join(operators.split())
+    assert "left out for the width: base count, new count" in caption and "base self (" in caption
+    # The runs by their paths, each in one line, the database named once.
+    runs_table = out[:out.index("Steps:")]
+    assert "Runs (database: PERFPROF_OUTPUT/perfprof.db in each)" in runs_table
+    assert sum(os.path.basename(runs[name]) in runs_table for name in ("base", "new")) == 2
 
 
 def test_steps_equal_step_time_and_the_mean_leaves_out_the_warmup_step(runs):
@@ -250,10 +267,10 @@ def test_csv_and_markdown_parse(runs):
 
 
 def test_errors_name_the_run_and_bad_options_are_usage_errors(runs, tmp_path):
+    # A path that does not exist is the command line's mistake (docs/cli.md): exit 2, not 1.
     missing = str(tmp_path / "no_such_run")
     result = invoke(runs["base"], missing)
-    assert result.exit_code == 1 and missing in result.stderr
-    assert len(result.stderr.strip().splitlines()) == 1
+    assert result.exit_code == 2 and missing in result.stderr
 
     stepless = tmp_path / "stepless.db"
     shutil.copy(database(runs["base"]), stepless)

@@ -275,13 +275,13 @@ def test_memory_run_tables_match_the_memory_csvs(tmp_path):
     db_records = query(path, """SELECT timestamp, totalAllocated, totalReserved, d.value FROM MEMORY_RECORD m
                                 JOIN StringIds d ON d.id = m.deviceType ORDER BY m.rowid""")
     assert [(f"{a / 2**20:.6f}", d) for _, a, _, d in db_records] == [
-        (r["Total Allocated(MB)"], r["Device Type"]) for r in records]
+        (r["Total Allocated(MiB)"], r["Device Type"]) for r in records]
     assert [f"{t // 1000}.{t % 1000:03d}" for t, *_ in db_records] == [r["Timestamp(us)"] for r in records]
     db_ops = query(path, """SELECT n.value, m.value, c.value, o.size, o.duration FROM OP_MEMORY o
                             JOIN StringIds n ON n.id = o.name JOIN StringIds m ON m.id = o.module
                             JOIN StringIds c ON c.id = o.category ORDER BY o.rowid""")
     assert [(n, m, c, f"{size / 1024:.3f}", "" if d is None else f"{d / 1000:.3f}") for n, m, c, size, d in db_ops] == [
-        (r["Name"], r["Module"], r["Category"], r["Size(KB)"], r["Duration(us)"]) for r in allocations]
+        (r["Name"], r["Module"], r["Category"], r["Size(KiB)"], r["Duration(us)"]) for r in allocations]
     assert len(db_ops) > 0 and any(r["Module"] for r in allocations)
 
     # The memory timeline, as export_memory_timeline writes it ([times_us, sizes per category]).

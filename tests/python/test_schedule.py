@@ -1,4 +1,5 @@
 import itertools
+import json
 import warnings
 
 import pytest
@@ -59,3 +60,28 @@ def test_repr_shows_the_arguments():
     assert repr(perfprof.schedule(wait=1, active=2, warmup=3)) == (
         "schedule(wait=1, active=2, warmup=3, repeat=0, skip_first=0, skip_first_wait=0)"
     )
+
+
+def test_a_run_records_its_schedule_by_its_parameters(tmp_path):
+    from perfprof.schedule import describe_schedule
+
+    assert describe_schedule(perfprof.schedule(wait=1, active=2, warmup=1, repeat=1, skip_first=1)) == \
+        "wait=1 warmup=1 active=2 repeat=1 skip_first=1"
+    assert describe_schedule(perfprof.schedule(wait=0, active=3, skip_first_wait=1)) == \
+        "wait=0 warmup=0 active=3 repeat=0 skip_first=0 skip_first_wait=1"
+    # torch.profiler's schedule functions too, read from their closures; another callable by its name.
+    assert describe_schedule(torch.profiler.schedule(wait=1, warmup=1, active=2, repeat=1, skip_first=1)) == \
+        "wait=1 warmup=1 active=2 repeat=1 skip_first=1"
+
+    def every_other(step: int) -> ProfilerAction:
+        return ProfilerAction.RECORD_AND_SAVE if step % 2 else ProfilerAction.NONE
+
+    assert describe_schedule(every_other) == f"{__name__}.test_a_run_records_its_schedule_by_its_parameters.<locals>.every_other"
+
+    handler = perfprof.tensorboard_trace_handler(str(tmp_path))
+    with perfprof.profile(schedule=torch.profiler.schedule(wait=0, warmup=1, active=1, repeat=1),
+                          on_trace_ready=handler) as prof:
+        for _ in range(2):
+            prof.step()
+    with open(f"{handler.run_dirs[-1]}/profiler_info.json") as file:
+        assert json.load(file)["config"]["schedule"] == "wait=0 warmup=1 active=1 repeat=1 skip_first=0"

@@ -6,6 +6,7 @@ import csv
 import io
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -180,3 +181,61 @@ def test_a_folder_of_runs_is_reported_run_by_run(tmp_path, gpu_run):
     result = summary(str(tmp_path), "--format", "json", "-a", "kernel_breakdown")
     documents = [json.loads(line) for line in result.stdout.splitlines()]
     assert [Path(d["run"]).name for d in documents] == ["a_1_perfprof", "b_1_perfprof"]
+
+
+# --- Readable at 80 and 120 columns: one unit per column family ---------------------------------
+
+UNIT = re.compile(r"\((s|ms|µs|ns|B|KiB|MiB|GiB|bytes)\)")
+TIME_UNITS, BYTE_UNITS = {"s", "ms", "µs", "ns"}, {"B", "KiB", "MiB", "GiB"}
+
+
+@pytest.fixture(scope="module")
+def memory_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A CPU run with memory, Python calls and modules: byte and time columns of every size."""
+    import perfprof
+    from test_memory import mlp_adam
+
+    folder = tmp_path_factory.mktemp("memory_summary")
+    step = mlp_adam()
+    with perfprof.profile(activities=[perfprof.ProfilerActivity.CPU], profile_memory=True, with_stack=True,
+                          with_modules=True, schedule=perfprof.schedule(wait=0, warmup=1, active=2, repeat=1),
+                          experimental_config=perfprof.ExperimentalConfig(export_type=["text", "db"]),
+                          on_trace_ready=perfprof.tensorboard_trace_handler(str(folder))) as prof:
+        for _ in range(3):
+            step()
+            prof.step()
+    (run_dir,) = [path for path in folder.iterdir() if path.is_dir()]
+    return run_dir
+
+
+def headers_of(shown) -> list:
+    """The column names of a rich table as drawn: its headers, or, expanded, its first column."""
+    if shown.show_header:
+        return [str(column.header) for column in shown.columns]
+    return [str(cell) for cell in shown.columns[0]._cells]
+
+
+@pytest.mark.parametrize("width", [80, 120])
+@pytest.mark.parametrize("which", ["gpu_run", "memory_run"])
+def test_every_table_has_one_time_unit_and_one_size_unit(which, width, request):
+    from perfprof import analysis
+    from perfprof.analysis._formats import rich_table
+    from perfprof.analysis._summary import run_analyses, summary_analyses, window_begin_ns
+
+    with analysis.open_run(request.getfixturevalue(which)) as run:
+        tables = run_analyses(run, summary_analyses(), jobs=1)
+        origin = window_begin_ns(run)
+    shown_units = set()
+    for table in tables:
+        if not table.rows:
+            continue
+        units = [found[1] for header in headers_of(rich_table(table, origin, width=width, values_only=True))
+                 for found in [UNIT.search(header)] if found]
+        assert len(set(units) & TIME_UNITS) <= 1 and len(set(units) & BYTE_UNITS) <= 1, (table.name, units)
+        assert "bytes" not in units, table.name
+        shown_units |= set(units)
+    if which == "memory_run":
+        assert shown_units & BYTE_UNITS - {"B"}, shown_units  # the memory peaks, in KiB/MiB/GiB
+    text = summary(str(request.getfixturevalue(which)), columns=width).stdout
+    assert max(len(line) for line in text.splitlines()) <= width
+    assert "_ns" not in text and "_bytes" not in text  # every unit column in a readable unit

@@ -69,5 +69,61 @@ def test_a_runs_report_leaves_out_columns_without_values_and_large_plain_numbers
     report = to_markdown([steps], values_only=True)
     assert "| step | duration (ms) | mean |" in report and "computing" not in report
     assert "| 3 | 1.959 | 669,986,816 |" in report and "| 4 | 1.876 | 12.500 |" in report
-    assert "computing (ns)" in to_markdown([steps])  # compared runs keep every column
+    # Compared runs keep every column; an empty one is in its table's time unit like the others.
+    assert "computing (ms)" in to_markdown([steps])
     assert to_csv([steps]).splitlines()[0] == "step,duration_ns,computing_ns,mean"  # raw formats too
+
+
+def test_a_row_never_reads_two_time_units_and_small_values_keep_two_digits():
+    steps = Table.of("step_time_breakdown", "Step time breakdown", ["step", "duration_ns", "gc_ns", "other_ns"],
+                     [(3, 1_169_628_000, 0, 8_722_000), (4, 714_650_000, 0, 5_532_000)])
+    columns = display_columns(steps)
+    # Each column alone would read s, ns and ms; the table reads ms: the largest stays below
+    # 100,000 and the smallest ("other") keeps its digits (8.722, not 0.009 s).
+    assert [column.header for column in columns] == ["step", "duration (ms)", "gc (ms)", "other (ms)"]
+    assert [column.render(value) for column, value in zip(columns, steps.rows[0])] == \
+        ["3", "1,169.628", "0.000", "8.722"]
+    statistics = Table.of("step_statistics", "Step time statistics", ["count", "total_ns", "min_ns", "max_ns"],
+                          [(2, 1_884_278_000, 714_650_000, 1_169_628_000)])
+    assert [column.header for column in display_columns(statistics)] == ["count", "total (s)", "min (s)", "max (s)"]
+    # Values far apart: the largest's unit wins where the smallest in a finer one would pass 100,000.
+    operators = Table.of("top_operators", "Top operators", ["name", "total_ns", "min_ns"],
+                         [("aten::mm", 709_678_000, 1_200), ("aten::add", 1_000_000, 900)])
+    assert [column.header for column in display_columns(operators)][1:] == ["total (ms)", "min (ms)"]
+
+
+def test_rows_with_their_own_unit_read_in_a_readable_one():
+    telemetry = Table.of("telemetry_statistics", "Telemetry",
+                         ["counter", "instance", "samples", "mean", "minimum", "maximum"],
+                         [("CPU Usage (%)", "all", 10, 41.5, 12.0, 98.0),
+                          ("Process RSS (bytes)", "process", 10, 669_986_816.0, 650 << 20, 700 << 20),
+                          ("Disk Write (bytes/s)", "sda", 9, 1536.0, 0, 4096)])
+    report = to_markdown([telemetry])
+    assert "| CPU Usage (%) | all | 10 | 41.500 | 12.000 | 98.000 |" in report
+    assert "| Process RSS (MiB) | process | 10 | 638.949 | 650.000 | 700.000 |" in report
+    assert "| Disk Write (KiB/s) | sda | 9 | 1.500 | 0.000 | 4.000 |" in report
+    assert "bytes" not in report
+    info = Table.of("run_info", "Run", ["name", "value"], [("steps", "2"), ("window_duration_ns", "1898237883")])
+    assert "| window_duration | 1.898 s |" in to_markdown([info]) and "| steps | 2 |" in to_markdown([info])
+    # The machine formats keep the raw values.
+    assert "Process RSS (bytes),process,10,669986816.0" in to_csv([telemetry])
+    assert "window_duration_ns,1898237883" in to_csv([info])
+
+
+def test_a_path_is_shortened_for_its_room_keeping_its_own_name(tmp_path, monkeypatch):
+    import os
+
+    from perfprof.cli._paths import readable_path, within
+
+    run = tmp_path / "result" / "host_1234_20261123101500123456_perfprof"
+    (run / "PERFPROF_OUTPUT").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path)
+    assert readable_path(str(run), 80) == os.path.join("result", run.name)  # below the working directory
+    assert readable_path(str(run), 45) == os.path.join("…", run.name)  # leading folders give way first
+    assert readable_path(str(run), 10) == os.path.join("…", run.name)  # the run's own name stays whole
+    monkeypatch.setenv("HOME", str(tmp_path / "result"))
+    monkeypatch.chdir("/")
+    assert readable_path(str(run), 80) == os.path.join("~", run.name)
+    assert within(str(run / "PERFPROF_OUTPUT" / "perfprof.db"), str(run)) == os.path.join("PERFPROF_OUTPUT",
+                                                                                          "perfprof.db")
+    assert within(str(tmp_path / "other.db"), str(run)) is None

@@ -1,9 +1,11 @@
 """Tables as people and programs read them: a terminal report (rich), CSV, JSON and Markdown.
 
 Machine formats (CSV, JSON) keep the raw values and column names. Human formats (text,
-Markdown) scale each unit column to a readable unit chosen from its largest value, name the
-unit in the header, and show timestamps as offsets from the run's window start; a report of one
-run leaves out the columns no row has a value in (a host-only run's device columns).
+Markdown) show durations in one time unit per table and sizes in one of KiB, MiB or GiB per
+table, chosen from the values (:func:`display_columns`), name the unit in the header, show rows
+that carry their own unit in a readable one (``_row_units``), and show timestamps as offsets
+from the run's window start; a report of one run leaves out the columns no row has a value in (a
+host-only run's device columns).
 """
 from __future__ import annotations
 
@@ -12,10 +14,11 @@ import io
 import json
 import math
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
+from ._row_units import with_row_units
 from ._table import UNIT_SUFFIXES, Table
-from ._units import byte_unit, time_unit
+from ._units import table_byte_unit, table_time_unit
 
 FORMATS = ("text", "csv", "json", "markdown")
 
@@ -33,37 +36,39 @@ class DisplayColumn:
     numeric: bool
 
 
-def display_columns(table: Table, origin_ns: Optional[int] = None, shared_units: bool = False) -> List[DisplayColumn]:
+def display_columns(table: Table, origin_ns: Optional[int] = None) -> List[DisplayColumn]:
     """How each column of `table` is shown to a person; `origin_ns` is the run's window start.
-    With `shared_units`, all duration columns get one time unit and all byte columns one size
-    unit (columns read side by side, as compared runs), chosen from the middle of their values:
-    a few large ones (a first step holding the start-up) read as large numbers, rather than every
-    other value as 0.000."""
-    pooled = {pool: [_middle(values)] for pool, values in _pooled_values(table).items()} if shared_units else {}
-    return [_display_column(name, pooled.get(_pool_of(name), table.column(name)), origin_ns)
+
+    The duration columns of a table share one time unit and its byte columns one size unit
+    (:func:`table_time_unit`, :func:`table_byte_unit`), so that a row never reads s, ms and µs
+    side by side."""
+    units: Dict[Optional[str], Tuple[float, str]] = {
+        family: (table_time_unit if family == "ns" else table_byte_unit)(values)
+        for family, values in _family_values(table).items()}
+    return [_display_column(name, table.column(name), origin_ns, units.get(_family_of(name)))
             for name in table.columns]
 
 
-def _pool_of(column: str) -> Optional[str]:
-    """The unit a column shares its scale with under shared_units: durations and bytes."""
+def _family_of(column: str) -> Optional[str]:
+    """The unit family a column shares its scale with: durations ("ns") and bytes; None for the
+    others (times of day, percentages, rates, plain numbers)."""
     unit = unit_of(column)
     return unit if unit == "bytes" or (unit == "ns" and not is_timestamp(column)) else None
 
 
-def _pooled_values(table: Table) -> Dict[Optional[str], List[Any]]:
-    """The values of every duration column together, and of every byte column."""
-    pooled: Dict[Optional[str], List[Any]] = {}
+def _family_values(table: Table) -> Dict[str, List[float]]:
+    """The numbers of every duration column together, and of every byte column."""
+    families: Dict[str, List[float]] = {}
     for name in table.columns:
-        pool = _pool_of(name)
-        if pool is not None:
-            pooled.setdefault(pool, []).extend(table.column(name))
-    return pooled
+        family = _family_of(name)
+        if family is not None:
+            families.setdefault(family, []).extend(_numbers(table.column(name)))
+    return families
 
 
-def _middle(values: Sequence[Any]) -> float:
-    """The median magnitude of the non-zero numbers among `values` (0 without any)."""
-    numbers = sorted(abs(value) for value in values if isinstance(value, (int, float)) and value)
-    return numbers[len(numbers) // 2] if numbers else 0.0
+def _numbers(values: Sequence[Any]) -> List[float]:
+    """The numbers among `values` (no NULL, text or bool)."""
+    return [value for value in values if isinstance(value, (int, float)) and not isinstance(value, bool)]
 
 
 def unit_of(column: str) -> Optional[str]:
@@ -76,24 +81,22 @@ def unit_of(column: str) -> Optional[str]:
     return None
 
 
-def _display_column(name: str, values: Sequence[Any], origin_ns: Optional[int]) -> DisplayColumn:
+def _display_column(name: str, values: Sequence[Any], origin_ns: Optional[int],
+                    family_unit: Optional[Tuple[float, str]]) -> DisplayColumn:
     unit = unit_of(name)
     label = _base_name(name).replace("_", " ")
-    numbers = [abs(value) for value in values if isinstance(value, (int, float)) and not isinstance(value, bool)]
     if unit == "ns" and is_timestamp(name):
         if origin_ns is None:
             return DisplayColumn(f"{label} (ns since the Unix epoch)", _integer, True)
         return _scaled(f"{label} (ms from start)", 1e6, lambda value: value - origin_ns)
-    if unit == "ns":
-        scale, shown = time_unit(numbers)
-        return _scaled(f"{label} ({shown})", scale)
-    if unit == "bytes":
-        scale, shown = byte_unit(numbers)
+    if family_unit is not None:
+        scale, shown = family_unit
         return _scaled(f"{label} ({shown})", scale)
     if unit == "pct":
         return DisplayColumn(f"{label} (%)", lambda value: _number(value, 1.0, 1), True)
     if unit == "gbps":
         return DisplayColumn(f"{label} (GB/s)", lambda value: _number(value, 1.0, 2), True)
+    numbers = _numbers(values)
     if numbers and all(isinstance(value, int) for value in values if value is not None):
         return DisplayColumn(label, _integer, True)
     if numbers:
@@ -163,20 +166,18 @@ def with_values_only(table: Table) -> Table:
                     [[row[index] for index in kept] for row in table.rows])
 
 
-def to_markdown(tables: Sequence[Table], origin_ns: Optional[int] = None, shared_units: bool = False,
-                values_only: bool = False) -> str:
-    """Each table as a Markdown section: ``## title`` and a pipe table (or a line saying it is
-    empty); `shared_units` as :func:`display_columns` takes it; `values_only`: without the
-    columns no row has a value in."""
+def to_markdown(tables: Sequence[Table], origin_ns: Optional[int] = None, values_only: bool = False) -> str:
+    """Each table as a Markdown section: ``## title`` and a pipe table in readable units (see
+    :func:`display_columns`; rows with their own unit as :func:`with_row_units` shows them), or
+    a line saying it is empty; `values_only`: without the columns no row has a value in."""
     sections = []
     for table in tables:
-        if values_only:
-            table = with_values_only(table)
+        table = with_row_units(with_values_only(table) if values_only else table)
         lines = [f"## {table.title}", ""]
         if not table.rows:
             lines.append("_no data in this run_")
         else:
-            columns = display_columns(table, origin_ns, shared_units)
+            columns = display_columns(table, origin_ns)
             lines.append("| " + " | ".join(column.header for column in columns) + " |")
             lines.append("| " + " | ".join("---:" if column.numeric else "---" for column in columns) + " |")
             for row in table.rows:
@@ -195,28 +196,37 @@ _TEXT_COLUMN_WIDTH = 24
 _SPREAD_COLUMNS = ("stddev", "median", "min", "max", "minimum", "maximum")
 
 
+def spread_columns(table: Table) -> List[List[str]]:
+    """The spread columns of `table` (stddev, median, min, max), one group each, in the order a
+    narrow terminal leaves them out: :func:`rich_table`'s default `leave_out`."""
+    spread = sorted((name for name in table.columns if _base_name(name) in _SPREAD_COLUMNS),
+                    key=lambda name: _SPREAD_COLUMNS.index(_base_name(name)))
+    return [[name] for name in spread]
+
+
 def rich_table(table: Table, origin_ns: Optional[int] = None, width: Optional[int] = None,
-               shared_units: bool = False, values_only: bool = False) -> Any:
-    """A rich Table of `table` for a terminal `width` columns wide (default: any width);
-    `shared_units` as :func:`display_columns` takes it; `values_only`: without the columns no row
-    has a value in. Drawn by :func:`fitted_table`, after leaving out spread columns (stddev,
-    median, min, max) one at a time while the table is too wide for `width`: the caption names
-    them, and the machine formats keep them."""
-    if values_only:
-        table = with_values_only(table)
-    columns = display_columns(table, origin_ns, shared_units)
+               values_only: bool = False, leave_out: Optional[Sequence[Sequence[str]]] = None) -> Any:
+    """A rich Table of `table` in readable units (see :func:`display_columns`; rows with their
+    own unit as :func:`with_row_units` shows them) for a terminal `width` columns wide (default:
+    any width); `values_only`: without the columns no row has a value in. Drawn by :func:`fitted_table`, after leaving out the groups of columns of
+    `leave_out` (default: the spread columns, :func:`spread_columns`), one group more at a time,
+    while the table is too wide for `width`: the caption names them, and the machine formats
+    keep them."""
+    table = with_row_units(with_values_only(table) if values_only else table)
+    columns = display_columns(table, origin_ns)
     rendered = [[column.render(value) for column, value in zip(columns, row)] for row in table.rows]
     headers, numeric = [column.header for column in columns], [column.numeric for column in columns]
     if width is not None and not _fits(headers, numeric, rendered, width):
-        spread = sorted((index for index, name in enumerate(table.columns) if _base_name(name) in _SPREAD_COLUMNS),
-                        key=lambda index: _SPREAD_COLUMNS.index(_base_name(table.columns[index])))
-        for leaving in range(1, len(spread) + 1):
-            kept = [index for index in range(len(columns)) if index not in spread[:leaving]]
+        groups = spread_columns(table) if leave_out is None else leave_out
+        left: List[int] = []
+        for group in groups:
+            left += [table.columns.index(name) for name in group if name in table.columns]
+            kept = [index for index in range(len(columns)) if index not in left]
             narrower = ([headers[i] for i in kept], [numeric[i] for i in kept], [[cells[i] for i in kept] for cells in rendered])
             if _fits(*narrower, width):
-                left_out = ", ".join(headers[index] for index in spread[:leaving])
+                left_out = ", ".join(headers[index] for index in left)
                 return fitted_table(table.title, *narrower, width, caption=f"left out for the width: {left_out} "
-                                    "(--format markdown or a wider terminal shows them)")
+                                    "(a wider terminal or the Markdown report shows them)")
     return fitted_table(table.title, headers, numeric, rendered, width)
 
 

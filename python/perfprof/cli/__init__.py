@@ -1,7 +1,8 @@
 """The ``perfprof`` command (also ``python -m perfprof``).
 
 Exit codes: 0 everything asked for was done; 1 some of it failed (each failure is named);
-2 the command line was wrong (click's usage error).
+2 the command line was wrong (click's usage error). Output cut short by its reader (``perfprof
+summary RUN | head``) is no failure: the command ends quietly with 0.
 """
 from __future__ import annotations
 
@@ -15,7 +16,22 @@ EXIT_OK = 0
 EXIT_FAILED = 1
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Commands(click.Group):
+    """The perfprof group: a reader that closed stdout early ends the command with exit code 0."""
+
+    def invoke(self, ctx: click.Context) -> object:
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError:
+            # click would exit 1, and Python's own flush of stdout at exit would print a traceback
+            # and exit 120: stdout goes to /dev/null for the rest of the process instead.
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            os.close(devnull)
+            ctx.exit(EXIT_OK)
+
+
+@click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="perfprof", prog_name="perfprof")
 def main() -> None:
     """perfprof: profile a script (run) and what happens after a profiled run (analyse, summary, plot)."""

@@ -36,6 +36,8 @@ def print_summaries(paths: List[str], output_format: str, top: int, names: Optio
     for run_path in runs:
         try:
             _print_summary(run_path, output_format, top, names, console, heading=len(runs) > 1)
+        except BrokenPipeError:
+            raise  # the reader is gone: no run failed (perfprof.cli ends the command)
         except (OSError, ValueError) as error:
             failed += 1
             console.print(f"[red]failed[/red] {run_path}: {error}", highlight=False, soft_wrap=True)
@@ -64,10 +66,11 @@ def _print_cluster(path: str, output_format: str) -> None:
 
         click.echo(json.dumps({"cluster": path, **slow_ranks_of(path), "report": report}, indent=1))
     else:
-        from rich.console import Console
         from rich.markdown import Markdown
 
-        Console().print(Markdown(report))
+        from ._terminal import report_console
+
+        report_console().print(Markdown(report))
 
 
 def _runs_at(paths: List[str]) -> List[str]:
@@ -118,13 +121,19 @@ def _print_summary(run_path: str, output_format: str, top: int, names: Optional[
 
 
 def _print_text(tables: Sequence["Table"], run_path: str, database: str, origin: Optional[int]) -> None:
-    from rich.console import Console
+    from rich.markup import escape
 
     from ..analysis._formats import rich_table
+    from ._paths import readable_path, within
+    from ._terminal import report_console
 
-    out = Console(soft_wrap=False)
-    out.rule(f"[bold]{run_path}")
-    out.print(f"database: {database}", highlight=False)
+    out = report_console(soft_wrap=False)
+    out.rule(f"[bold]{escape(readable_path(run_path, out.width - 4))}")
+    inside = within(database, run_path)  # a run directory's own database: PERFPROF_OUTPUT/perfprof.db
+    if inside is None:
+        out.print(f"database: {readable_path(database, out.width - len('database: '))}", highlight=False, markup=False)
+    else:
+        out.print(f"database (in the run): {inside}", highlight=False, markup=False)
     # Tables without rows, one line for each run of them (a CPU run has no GPU section at all).
     for has_rows, group in itertools.groupby(tables, key=lambda table: bool(table.rows)):
         if has_rows:

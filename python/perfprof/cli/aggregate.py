@@ -118,12 +118,11 @@ def _show(aggregation: "Aggregation", report: str, output_format: str, output_di
 def _print_table(aggregation: "Aggregation") -> None:
     """The metrics as a table fitted to the terminal (``perfprof summary``'s: whole values,
     headings wrapped, one block of lines per row when even that does not fit)."""
-    from rich.console import Console
-
     from ..analysis._formats import fitted_table
     from ..experiments._aggregate import METRIC_COLUMNS
+    from ._terminal import report_console
 
-    console = Console(highlight=False)
+    console = report_console(highlight=False)
     rows = [[column.text(metrics) for column in METRIC_COLUMNS] for metrics in aggregation.metrics]
     console.print(fitted_table(f"perfprof aggregate (baseline: {aggregation.baseline})",
                                [column.heading for column in METRIC_COLUMNS],

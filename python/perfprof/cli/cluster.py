@@ -89,12 +89,12 @@ def _progress(console: "Console") -> Iterator["ClusterProgress"]:
 
 
 def _print_result(result: "ClusterResult") -> None:
-    from rich.console import Console
     from rich.markdown import Markdown
 
     from ..cluster._report import slow_rank_lines
+    from ._terminal import report_console
 
-    out = Console()
+    out = report_console()
     count = len(result.ranks)
     lines = [f"{count} rank{'s' if count != 1 else ''} analysed."] + [f"- {note}" for note in result.notes]
     out.print(Markdown("\n".join(lines + [""] + slow_rank_lines(result.slow_ranks))))

@@ -1,6 +1,7 @@
 """``perfprof compare``: a base run against one or more new runs (docs/experiments.md#perfprof-compare)."""
 from __future__ import annotations
 
+import os
 import sys
 from typing import TYPE_CHECKING, Any, List, Optional
 
@@ -9,6 +10,7 @@ import click
 from . import EXIT_FAILED, EXIT_OK
 
 if TYPE_CHECKING:
+    from ..analysis import Table
     from ..experiments import Comparison
 
 
@@ -53,12 +55,14 @@ def compare(base: str, new: List[str], top: int, as_csv: bool, as_markdown: bool
     perfprof compare base_perfprof new_perfprof --fail-if-slower 5%
     perfprof compare sweep/results.jsonl:3f2a9c1d0b7e4a55 sweep/results.jsonl:9e8d7c6b5a493827 --markdown
     """
-    from ..experiments import CompareError, compare_runs
+    from ..experiments import CompareError, RunNotFound, compare_runs
 
     if as_csv and as_markdown:
         raise click.UsageError("--csv and --markdown cannot be used together")
     try:
         comparison = compare_runs(base, new, top)
+    except RunNotFound as error:  # a missing path is the command line's mistake: exit 2
+        raise click.UsageError(str(error)) from None
     except (OSError, CompareError, ValueError) as error:  # CompareError: also an unreadable database
         raise click.ClickException(str(error)) from None
     if as_csv:
@@ -71,18 +75,50 @@ def compare(base: str, new: List[str], top: int, as_csv: bool, as_markdown: bool
 
 
 def _print_text(comparison: "Comparison") -> None:
-    """The comparison as rich tables for the terminal."""
-    from rich.console import Console
-
+    """The comparison as rich tables for the terminal. A section too wide for it leaves out the
+    measures other than the compared one (the operators' counts, then their self times), every
+    run's at once, before it is shown expanded: a row stays one line of a table."""
     from ..analysis._formats import rich_table
+    from ._terminal import report_console
 
-    out = Console(soft_wrap=False)
-    out.print(rich_table(comparison.runs_table(), width=out.width))
+    out = report_console(soft_wrap=False)
+    out.print(rich_table(_readable_runs(comparison, out.width), width=out.width))
+    labels = [run.label for run in comparison.runs]
     for section in comparison.sections:
         if section.note:
             out.print(f"[bold]{section.spec.title}[/bold]: {section.note}", highlight=False)
         else:
-            out.print(rich_table(section.table, width=out.width, shared_units=True))
+            secondary = [measure for measure in section.spec.measures if measure != section.spec.compared]
+            leave_out = [[f"{label}_{measure}" for label in labels] for measure in secondary]
+            out.print(rich_table(section.table, width=out.width, leave_out=leave_out))
+
+
+def _readable_runs(comparison: "Comparison", width: int) -> "Table":
+    """The runs table for a terminal `width` columns wide: each database relative to its run
+    when it lies in it (``PERFPROF_OUTPUT/perfprof.db``; said once in the title when it is so for
+    every run), and the runs' paths shortened to the room left (the CSV and Markdown reports
+    keep both whole)."""
+    from ..analysis import Table
+    from ._paths import readable_path, within
+
+    labels = [run.label for run in comparison.runs]
+    inside = [within(run.database, run.reference) for run in comparison.runs]
+    shared = inside[0] if None not in inside and len(set(inside)) == 1 else None
+    databases = [_database_of(run.database, run.reference, place) for run, place in zip(comparison.runs, inside)]
+    # A border and two spaces of padding per column, and one border more.
+    room = width - 7 - max(map(len, ["label", *labels])) - (0 if shared else 3 + max(map(len, ["database", *databases])))
+    paths = [readable_path(run.reference, max(room, 20)) for run in comparison.runs]
+    if shared:
+        return Table.of("runs", f"Runs (database: {shared} in each)", ("label", "run"), list(zip(labels, paths)))
+    return Table.of("runs", "Runs", ("label", "run", "database"), list(zip(labels, paths, databases)))
+
+
+def _database_of(database: str, reference: str, inside: Optional[str]) -> str:
+    """`database` as the runs table shows it: `inside` its run when it lies in it, "(the run)"
+    when the run was given as its database file, else as it is."""
+    if inside is not None:
+        return inside
+    return "(the run)" if os.path.isfile(reference) and os.path.samefile(database, reference) else database
 
 
 def _check_threshold(comparison: "Comparison", threshold: Optional[float]) -> int:

@@ -1,6 +1,7 @@
 """``perfprof sweep``: a script over a grid of configurations, each run profiled in a child process."""
 from __future__ import annotations
 
+import os
 import shlex
 import sys
 from typing import TYPE_CHECKING, List, Optional
@@ -67,6 +68,8 @@ def sweep(grids: List[str], repeats: int, output_dir: str, timeout_s: Optional[f
         jobs, resumed = plan_jobs(plan)
     except ValueError as error:
         raise click.UsageError(str(error)) from None
+    if module is None and not os.path.isfile(plan.target):
+        raise click.UsageError(f"no such script: {plan.target}")
     console = Console(stderr=True)
     if resumed:
         console.print(f"resume: {resumed} run(s) already in {plan.results_path}", highlight=False)

@@ -9,7 +9,7 @@ from ._aggregate import (METRIC_COLUMNS, Aggregation, Baseline, BaselineError, F
                          aggregate, check_thresholds, parse_baseline, write_csvs)
 from ._charts import CHART_REPORTS, Chart, ascii_chart, chart_of, draw_chart
 from ._compare import (SECTIONS, WARMUP_MIN_STEPS, CompareError, ComparedRun, ComparedSection, Comparison,
-                       SectionSpec, Slowdown, compare_runs, resolve_run)
+                       RunNotFound, SectionSpec, Slowdown, compare_runs, resolve_run)
 
 __all__ = [
     "FAIL", "PASS", "RESULTS_FILE", "SKIP", "STATUSES", "TIMEOUT", "RunRecord", "config_text",
@@ -18,5 +18,5 @@ __all__ = [
     "check_thresholds", "parse_baseline", "write_csvs",
     "CHART_REPORTS", "Chart", "ascii_chart", "chart_of", "draw_chart",
     "SECTIONS", "WARMUP_MIN_STEPS", "CompareError", "ComparedRun", "ComparedSection", "Comparison", "SectionSpec",
-    "Slowdown", "compare_runs", "resolve_run",
+    "RunNotFound", "Slowdown", "compare_runs", "resolve_run",
 ]

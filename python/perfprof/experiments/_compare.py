@@ -35,6 +35,11 @@ class CompareError(ValueError):
     """A run that cannot be compared: no such path or sweep entry, or a database without steps."""
 
 
+class RunNotFound(CompareError):
+    """A run given by a path that does not exist: neither a run nor the results file of a sweep
+    entry (the command line's mistake, where other CompareErrors are the run's)."""
+
+
 @dataclasses.dataclass(frozen=True)
 class SectionSpec:
     """What one section of a comparison shows: the one definition of its columns.
@@ -177,7 +182,7 @@ class Comparison:
             if section.note:
                 parts.append(f"## {section.spec.title}\n\n_{section.note}_\n")
             else:
-                parts.append(to_markdown([section.table], shared_units=True))
+                parts.append(to_markdown([section.table]))
         return "\n".join(parts)
 
 
@@ -211,11 +216,11 @@ def resolve_run(reference: str) -> str:
         return reference
     entry = _SWEEP_ENTRY.match(reference)
     if entry is None:
-        raise CompareError(f"{reference} does not exist (give a run directory, its PERFPROF_OUTPUT folder, a "
+        raise RunNotFound(f"{reference} does not exist (give a run directory, its PERFPROF_OUTPUT folder, a "
                            "database file or a sweep entry RESULTS.jsonl:FINGERPRINT[:REPEAT])")
     results = entry["results"]
     if not os.path.isfile(results):
-        raise CompareError(f"{reference}: no results file {results}")
+        raise RunNotFound(f"{reference}: no results file {results}")
     record = _sweep_record(read_results([results]), entry["fingerprint"], entry["repeat"], reference)
     if not record.run_dir:
         raise CompareError(f"{reference}: repeat {record.repeat} ({record.status}) recorded no run directory")

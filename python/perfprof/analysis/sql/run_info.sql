@@ -7,14 +7,19 @@ WITH window_ns(b, e) AS (
     SELECT (SELECT CAST(value AS INTEGER) FROM META_DATA WHERE name = 'window_begin_ns'),
            (SELECT CAST(value AS INTEGER) FROM META_DATA WHERE name = 'window_end_ns')
 ),
-config AS (
-    SELECT key, CASE WHEN type IN ('true', 'false') THEN type ELSE value END AS value
-    FROM json_each((SELECT value FROM META_DATA WHERE name = 'config'))
+-- An option's value as text: true/false, a list as its items ("CPU, CUDA"), else the value.
+options(key, type, value) AS (
+    SELECT key, type, value FROM json_each((SELECT value FROM META_DATA WHERE name = 'config'))
     WHERE key <> 'experimental_config'
     UNION ALL
-    SELECT key, CASE WHEN type IN ('true', 'false') THEN type ELSE value END
-    FROM json_each((SELECT value FROM META_DATA WHERE name = 'config'), '$.experimental_config')
+    SELECT key, type, value FROM json_each((SELECT value FROM META_DATA WHERE name = 'config'), '$.experimental_config')
     WHERE key IN ('profiler_level', 'mstx', 'gc_detect_threshold', 'export_type')
+),
+config AS (
+    SELECT key, CASE WHEN type IN ('true', 'false') THEN type
+                     WHEN type = 'array' THEN (SELECT group_concat(item.value, ', ') FROM json_each(options.value) AS item)
+                     ELSE value END AS value
+    FROM options
 ),
 info(position, name, value) AS (
     SELECT 1, 'rank', (SELECT value FROM META_DATA WHERE name = 'rank')
