@@ -1,6 +1,5 @@
 #include "analysis/flops.h"
 
-#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -100,19 +99,6 @@ class Product {
   bool valid_ = true;
 };
 
-// Broadcast of two shapes (numpy rules), or nothing when they do not broadcast.
-std::optional<std::vector<int64_t>> broadcast(const std::vector<int64_t>& a,
-                                              const std::vector<int64_t>& b) {
-  std::vector<int64_t> out(std::max(a.size(), b.size()));
-  for (size_t i = 0; i < out.size(); ++i) {  // i counts from the last dimension
-    const int64_t x = i < a.size() ? a[a.size() - 1 - i] : 1;
-    const int64_t y = i < b.size() ? b[b.size() - 1 - i] : 1;
-    if (x != y && x != 1 && y != 1) return std::nullopt;
-    out[out.size() - 1 - i] = x == 1 ? y : x;
-  }
-  return out;
-}
-
 uint64_t gemm(int64_t batch, int64_t m, int64_t k, int64_t n) {
   return Product().times(2).times(batch).times(m).times(k).times(n).value();
 }
@@ -127,35 +113,11 @@ uint64_t bmm(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
   return gemm(a[0], a[1], a[2], b[2]);
 }
 
-uint64_t elementwise(const InputDims& dims) {
+// torch.profiler counts one operation per element of the first input, whichever input is
+// broadcast: [2, 3, 1] * [2, 3, 4] counts 6, [2, 3, 4] * [2, 3, 1] counts 24.
+uint64_t first_input_elements(const InputDims& dims) {
   if (dims.empty()) return 0;
-  const auto out = dims.size() == 1 ? std::optional(dims[0]) : broadcast(dims[0], dims[1]);
-  return out ? Product().times(*out, 0, out->size()).value() : 0;
-}
-
-// q [..., L, E], k [..., S, E], v [..., S, Ev]: Q K^T and then the product with V.
-uint64_t attention(const InputDims& dims) {
-  if (dims.size() < 3) return 0;
-  const auto& q = dims[0];
-  const auto& k = dims[1];
-  const auto& v = dims[2];
-  if (q.size() < 2 || k.size() < 2 || v.size() < 2) return 0;
-  const int64_t l = q[q.size() - 2], e = q.back(), s = k[k.size() - 2], ev = v.back();
-  if (k.back() != e || v[v.size() - 2] != s) return 0;
-  const size_t batch_dims = q.size() - 2;
-  const uint64_t scores = Product().times(2).times(q, 0, batch_dims).times(l).times(s).times(e).value();
-  const uint64_t values = Product().times(2).times(q, 0, batch_dims).times(l).times(s).times(ev).value();
-  uint64_t total = 0;
-  if (scores == 0 || values == 0 || __builtin_add_overflow(scores, values, &total)) return 0;
-  return total;
-}
-
-bool is_attention(std::string_view op) {
-  return op == "aten::scaled_dot_product_attention" ||
-         op == "aten::_scaled_dot_product_flash_attention" ||
-         op == "aten::_scaled_dot_product_efficient_attention" ||
-         op == "aten::_scaled_dot_product_cudnn_attention" ||
-         op == "aten::_scaled_dot_product_flash_attention_for_cpu";
+  return Product().times(dims[0], 0, dims[0].size()).value();
 }
 
 const std::vector<int64_t>& input(const InputDims& dims, size_t i) {
@@ -177,27 +139,21 @@ std::optional<int64_t> convolution_output_size(int64_t in, int64_t kernel, int64
   return reach / stride + 1;
 }
 
-// Output spatial sizes of aten::conv<spatial>d(input, weight, bias, stride, padding, dilation,
-// groups) with batched `in` and `weight` of rank spatial + 2.
-std::optional<std::vector<int64_t>> convolution_output(const std::vector<int64_t>& in,
-                                                       const std::vector<int64_t>& weight,
-                                                       const ConcreteInputs& concrete, size_t spatial) {
-  const auto stride = concrete_ints(concrete[3], spatial);
-  const auto dilation = concrete_ints(concrete[5], spatial);
-  if (!stride || !dilation) return std::nullopt;
-  const std::string_view padding = concrete[4];
-  if (padding == "same") {
-    // torch rejects "same" for strided convolutions.
-    if (std::any_of(stride->begin(), stride->end(), [](int64_t s) { return s != 1; })) return std::nullopt;
-    return std::vector<int64_t>(in.begin() + 2, in.end());
-  }
-  // torch 2.13 writes "" for the padding string of the `padding="same"/"valid"` overload, which
-  // then stays uncounted, as in torch.profiler.
-  const auto pad = padding == "valid" ? std::optional(std::vector<int64_t>(spatial, 0))
-                                      : concrete_ints(padding, spatial);
-  if (!pad) return std::nullopt;
+// aten::conv2d(input, weight, bias, stride, padding, dilation, groups): its two spatial
+// dimensions.
+constexpr size_t kConv2dSpatialDims = 2;
+
+// Output spatial sizes of aten::conv2d with batched `in` and `weight` of rank 4. torch.profiler
+// reads stride, padding and dilation only as int lists of two (the string padding "same" or
+// "valid" of the other overload counts 0 there), and so does this.
+std::optional<std::vector<int64_t>> conv2d_output(const std::vector<int64_t>& in, const std::vector<int64_t>& weight,
+                                                  const ConcreteInputs& concrete) {
+  const auto stride = concrete_ints(concrete[3], kConv2dSpatialDims);
+  const auto pad = concrete_ints(concrete[4], kConv2dSpatialDims);
+  const auto dilation = concrete_ints(concrete[5], kConv2dSpatialDims);
+  if (!stride || !pad || !dilation) return std::nullopt;
   std::vector<int64_t> out;
-  for (size_t i = 0; i < spatial; ++i) {
+  for (size_t i = 0; i < kConv2dSpatialDims; ++i) {
     const auto size = convolution_output_size(in[i + 2], weight[i + 2], (*stride)[i], (*pad)[i], (*dilation)[i]);
     if (!size) return std::nullopt;
     out.push_back(*size);
@@ -205,31 +161,23 @@ std::optional<std::vector<int64_t>> convolution_output(const std::vector<int64_t
   return out;
 }
 
-uint64_t convolution(const InputDims& dims, const ConcreteInputs& concrete, size_t spatial) {
+uint64_t conv2d(const InputDims& dims, const ConcreteInputs& concrete) {
   const auto& in = input(dims, 0);
   const auto& weight = input(dims, 1);
   // Unbatched inputs and int lists not spelled out per dimension are valid in torch but left
   // uncounted by torch.profiler; so they are here.
-  if (in.size() != spatial + 2 || weight.size() != spatial + 2 || concrete.size() < 7) return 0;
+  constexpr size_t kRank = kConv2dSpatialDims + 2;
+  if (in.size() != kRank || weight.size() != kRank || concrete.size() < 7) return 0;
   const std::optional<int64_t> groups = concrete_int(concrete[6]);
   int64_t channels = 0;
   if (!groups || *groups < 1 || __builtin_mul_overflow(weight[1], *groups, &channels) || channels != in[1]) {
     return 0;
   }
-  const auto out = convolution_output(in, weight, concrete, spatial);
+  const auto out = conv2d_output(in, weight, concrete);
   if (!out) return 0;
   std::vector<int64_t> output{in[0], weight[0]};
   output.insert(output.end(), out->begin(), out->end());
   return convolution_flops(weight, output);
-}
-
-// Spatial dimensions of a convolution op counted here, or 0. The ops these run as
-// (aten::convolution, aten::_convolution, backend ops) count 0, so a convolution counts once.
-size_t convolution_spatial_dims(std::string_view op) {
-  if (op == "aten::conv1d") return 1;
-  if (op == "aten::conv2d") return 2;
-  if (op == "aten::conv3d") return 3;
-  return 0;
 }
 
 }  // namespace
@@ -244,7 +192,9 @@ OperatorInputs operator_inputs(const ArgSet& args, const std::vector<std::string
 }
 
 uint64_t flops_of(std::string_view op, const OperatorInputs& inputs) {
-  if (const size_t spatial = convolution_spatial_dims(op)) return convolution(inputs.dims, inputs.concrete, spatial);
+  // The ops aten::conv2d runs as (aten::convolution, aten::_convolution, backend ops) count 0,
+  // so a convolution counts once.
+  if (op == "aten::conv2d") return conv2d(inputs.dims, inputs.concrete);
   return flops_of(op, inputs.dims);
 }
 
@@ -253,9 +203,9 @@ uint64_t flops_of(std::string_view op, const InputDims& dims) {
   if (op == "aten::addmm") return mm(input(dims, 1), input(dims, 2));
   if (op == "aten::bmm") return bmm(input(dims, 0), input(dims, 1));
   if (op == "aten::baddbmm") return bmm(input(dims, 1), input(dims, 2));
-  // aten::matmul and aten::linear are not counted: they run as mm/addmm/bmm, which are.
-  if (op == "aten::mul" || op == "aten::add") return elementwise(dims);
-  if (is_attention(op)) return attention(dims);
+  // Composite ops (aten::matmul, aten::linear, attention) are not counted: what they run as
+  // (mm, addmm, bmm, ...) is, where torch.profiler counts it.
+  if (op == "aten::mul" || op == "aten::add") return first_input_elements(dims);
   return 0;
 }
 

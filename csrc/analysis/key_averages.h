@@ -48,7 +48,7 @@ struct KeyAverageRow {
   int64_t self_cpu_memory_bytes = 0;
   int64_t device_memory_bytes = 0;
   int64_t self_device_memory_bytes = 0;
-  uint64_t flops = 0;  // summed flops_of(name, args)
+  uint64_t flops = 0;  // summed range_flops (with_flops)
 };
 
 // One row per key, in the order torch lists them: by the begin of their first event (longer

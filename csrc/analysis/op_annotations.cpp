@@ -18,10 +18,8 @@ uint64_t flops_from_inputs(const TraceModel& model, size_t row) {
 }  // namespace
 
 uint64_t range_flops(const TraceModel& model, size_t row) {
-  if (const int64_t* stored = model.args(model.ranges.args[row]).find<int64_t>(ArgKey::Flops)) {
-    return static_cast<uint64_t>(*stored);
-  }
-  return flops_from_inputs(model, row);
+  const int64_t* stored = model.args(model.ranges.args[row]).find<int64_t>(ArgKey::Flops);
+  return stored ? static_cast<uint64_t>(*stored) : 0;
 }
 
 void annotate_flops(TraceModel& model) {

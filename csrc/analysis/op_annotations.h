@@ -12,8 +12,9 @@ namespace perfprof {
 // repeat step after step.
 inline uint64_t call_signature(StringId name, ArgSetId args) { return (uint64_t{name} << 32) | index_of(args); }
 
-// The operations of range `row`: its ArgKey::Flops argument when annotate_flops gave it one,
-// else flops_of() its inputs (0 without them).
+// The operations of range `row`: its ArgKey::Flops argument (annotate_flops gave it one, with
+// with_flops; a torch.profiler trace carries torch's), else 0. Never derived from the inputs
+// here: record_shapes without with_flops gives no FLOPs, as in torch.profiler.
 uint64_t range_flops(const TraceModel& model, size_t row);
 
 // Gives every cpu_op range whose flops_of() is N > 0 the argument ArgKey::Flops = N, after its

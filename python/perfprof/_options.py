@@ -24,7 +24,7 @@ class ProfilerOptions:
         record_shapes: each operator's input shapes and autograd sequence number.
         profile_memory: every tensor allocation and free on the profiling thread.
         with_stack: Python calls (``python_function`` events, the stacks of key_averages).
-        with_flops: FLOPs of matrix multiplications and attention (implies record_shapes).
+        with_flops: torch.profiler's FLOPs of matrix products, conv2d, mul and add (implies record_shapes).
         with_modules: each ``nn.Module`` call as a range.
         experimental_config: the extended options (the object the user gave, not a copy).
     """

@@ -54,8 +54,8 @@ class _KinetoProfile:
         with_stack: record Python calls (``python_function`` slices linked by ``Python id`` and
             ``Python parent id``, as torch.profiler writes them): the stacks of key_averages
             (``group_by_stack_n``) and export_stacks.
-        with_flops: estimate FLOPs of matrix multiplications and attention from input shapes
-            (implies record_shapes).
+        with_flops: torch.profiler's FLOPs of matrix products, conv2d, mul and add, from input
+            shapes (implies record_shapes; docs/api.md, "FLOPs").
         with_modules: record each ``nn.Module`` forward as a range (``nn.Module: Linear_0``).
         profile_memory: record every tensor allocation and free (CPU and CUDA) on the profiling
             thread, with the operator and module it came from; enables

@@ -245,7 +245,8 @@ def torch_profiler_stopped() -> None:
 
 
 def reset_module_names() -> None:
-    """Module instance numbers (``Linear_0``, ``Linear_1``) restart with each profiler."""
+    """Module instance numbers (``Linear_0``, ``Linear_1``) restart with each kept window: as
+    torch.profiler's, they count the modules called in the recorded steps, not in warm-up."""
     _core.module_calls_reset_names()
 
 

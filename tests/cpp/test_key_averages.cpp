@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "analysis/key_averages.h"
+#include "analysis/op_annotations.h"
 
 namespace perfprof {
 namespace {
@@ -47,6 +48,12 @@ ModelBuilder sample() {
   return b;
 }
 
+// `b` as profiled with with_flops: its operators carry their FLOPs.
+ModelBuilder with_flops(ModelBuilder b) {
+  annotate_flops(b.mutable_model());
+  return b;
+}
+
 const KeyAverageRow* find(const std::vector<KeyAverageRow>& rows, std::string_view name,
                           std::string_view shapes = "", std::string_view stack = "", bool device = false) {
   for (const KeyAverageRow& row : rows) {
@@ -70,7 +77,7 @@ KeyAverageOptions without_python() {
 }
 
 TEST(KeyAverages, AggregatesEventsByName) {
-  const ModelBuilder b = sample();
+  const ModelBuilder b = with_flops(sample());
   const auto rows = key_averages(b.model(), without_python());
   // Host events by first begin (longer first), then the GPU activities by theirs: the empty
   // name is the test's unnamed kernels and memcpy.
@@ -206,6 +213,14 @@ TEST(KeyAverages, OneRowForAllSteps) {
   EXPECT_EQ(rows[2].cpu_total_ns, 40);
 }
 
+// record_shapes without with_flops: the shapes are there, the FLOPs are not (torch: 0).
+TEST(KeyAverages, NoFlopsWithoutWithFlops) {
+  const auto rows = key_averages(sample().model(), without_python());
+  EXPECT_EQ(find(rows, "aten::addmm")->flops, 0u);
+  const auto counted = key_averages(with_flops(sample()).model(), without_python());
+  EXPECT_EQ(find(counted, "aten::addmm")->flops, 2u * 8 * 64 * 32);
+}
+
 // aten::mul (Scalar) > aten::mul (Tensor) > aten::empty: one mul event with the inner's self
 // time, device work and children; the inner's FLOPs are not counted (torch drops the event).
 TEST(KeyAverages, NestedSameNameCallIsMergedIntoItsCaller) {
@@ -219,7 +234,7 @@ TEST(KeyAverages, NestedSameNameCallIsMergedIntoItsCaller) {
   b.op(2000, 2100, "aten::div_", 10, "");  // two children: nothing merges
   b.op(2010, 2050, "aten::div_", 11, "");
   b.op(2060, 2070, "aten::copy_", 12, "");
-  const auto rows = key_averages(b.model(), {});
+  const auto rows = key_averages(with_flops(b).model(), {});
   const KeyAverageRow& mul = *find(rows, "aten::mul");
   EXPECT_EQ(mul.count, 2u);
   EXPECT_EQ(mul.cpu_total_ns, 200);
@@ -401,7 +416,7 @@ TEST(KeyAverages, GarbageInputDimsCountNoFlops) {
   b.op(20, 30, "aten::mm", 3, "");
   KeyAverageOptions options;
   options.group_by_input_shape = true;
-  const auto rows = key_averages(b.model(), options);
+  const auto rows = key_averages(with_flops(b).model(), options);
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_EQ(rows[0].input_shapes, "");  // malformed and absent shapes group together
   EXPECT_EQ(rows[0].count, 2u);

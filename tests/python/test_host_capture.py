@@ -158,6 +158,54 @@ def test_trace_nests_operators_in_modules_in_steps(tmp_path):
                                         "nn.Module: ReLU_0": 2, "nn.Module: Linear_1": 2})
 
 
+def loss_module_per_step() -> Callable[[], None]:
+    """A loop making its loss module anew each step (kept alive, so that no two share an
+    address: torch.profiler tells modules apart by address)."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(8, 8), nn.ReLU(), nn.Linear(8, 4))
+    x, y = torch.randn(4, 8), torch.randint(0, 4, (4,))
+    made = []
+
+    def step() -> None:
+        made.append(nn.CrossEntropyLoss())
+        made[-1](model(x), y).backward()
+
+    return step
+
+
+def module_names(trace: Dict[str, Any]) -> Counter:
+    return Counter(e["name"] for e in trace["traceEvents"] if e.get("name", "").startswith("nn.Module: "))
+
+
+@pytest.mark.parametrize("schedule", [dict(wait=1, warmup=2, active=2), dict(wait=0, warmup=1, active=2, repeat=2)])
+@pytest.mark.parametrize("with_stack", [False, True])
+def test_modules_are_numbered_as_torch_numbers_them_after_warm_up(schedule, with_stack, tmp_path):
+    """Instances of a class are numbered in the order the recorded steps first call them: modules
+    made and called in warm-up steps take no number (CrossEntropyLoss_0 is the first recorded
+    step's), and each cycle numbers from 0 again."""
+    traces: Dict[str, List[Dict[str, Any]]] = {"torch": [], "perfprof": []}
+    for name, profiler in (("torch", torch.profiler), ("perfprof", perfprof)):
+        step = loss_module_per_step()
+
+        def keep(prof: Any, name: str = name) -> None:
+            path = str(tmp_path / f"{name}_{len(traces[name])}.json")
+            prof.export_chrome_trace(path)
+            traces[name].append(load_trace(path))
+
+        # torch.profiler records modules through its Python tracer only (with_stack).
+        options = dict(with_stack=True) if profiler is torch.profiler else dict(with_stack=with_stack)
+        with profiler.profile(activities=[profiler.ProfilerActivity.CPU], schedule=profiler.schedule(**schedule),
+                              on_trace_ready=keep, with_modules=True, **options) as prof:
+            for _ in range(6):
+                step()
+                prof.step()
+    cycles = 2 if schedule.get("repeat") else 1
+    assert len(traces["torch"]) == len(traces["perfprof"]) == cycles
+    for theirs, mine in zip(traces["torch"], traces["perfprof"]):
+        assert module_names(theirs)["nn.Module: CrossEntropyLoss_0"] == 1
+        assert module_names(mine) == module_names(theirs)
+
+
 def test_the_python_frames_around_an_operator_are_its_call_stack(tmp_path):
     trace = run_perfprof(mlp_adam, str(tmp_path / "t.json"), with_stack=True)
     slices = [e for e in trace["traceEvents"] if e.get("ph") == "X"]

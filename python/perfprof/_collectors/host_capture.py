@@ -32,7 +32,6 @@ class HostCapture(Collector):
         return options.cpu
 
     def start(self) -> None:
-        torch_capture.reset_module_names()
         try:
             torch_capture.start_thread(torch_capture.CaptureOptions.of(self.options, profiling_thread=True))
         except Exception as error:  # never fail the job for its profiler
@@ -41,6 +40,7 @@ class HostCapture(Collector):
         self._thread = threading.get_ident()
 
     def window_begin(self) -> None:
+        torch_capture.reset_module_names()  # before the running frames are named
         torch_capture.window_begin()
 
     def pause(self, paused: bool) -> None:

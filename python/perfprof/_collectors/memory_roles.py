@@ -3,7 +3,7 @@ state, seen from perfprof's hooks, so that their bytes get those categories (doc
 from __future__ import annotations
 
 import threading
-from typing import Any, List, Optional, Tuple
+from typing import Any, List, Optional, Set, Tuple
 
 from .. import _core, torch_capture
 from .._logging import warn_once
@@ -18,9 +18,14 @@ _DEVICE_TYPES = {"cpu": 0, "cuda": 1}
 
 
 class MemoryRoles(Collector):
-    """Sees module parameters (at each module's first call) and, after every optimizer step,
-    parameters, their gradients and the optimizer's state tensors; what it saw goes to the
-    recorder at stop.
+    """Sees module parameters (at each module's first call) and, after each optimizer's first
+    step in a kept window, parameters, their gradients and the optimizer's state tensors; what it
+    saw goes to the recorder at stop.
+
+    Once per optimizer, as torch.profiler: its Python tracer takes an optimizer's tensors at the
+    first ``step()`` it records and keeps them (its value cache), so a gradient made anew by a later
+    step (``zero_grad`` sets them to None, and ``AccumulateGrad`` copies a gradient whose layout
+    differs, as torch.compile's conv gradients do) is no GRADIENT there but AUTOGRAD_DETAIL.
 
     Module calls come through perfprof's wrapper of ``torch.nn.Module.__call__``, not a global
     module hook: torch.compile warns about global hooks at every call of a compiled module, and
@@ -34,6 +39,7 @@ class MemoryRoles(Collector):
     def __init__(self, options: ProfilerOptions) -> None:
         super().__init__(options)
         self._seen: List[Tuple[int, int, int, int, int, int]] = []
+        self._stepped: Set[int] = set()  # ids of the optimizers seen since the window began (or start)
         self._handles: List[Any] = []
         self._observing_modules = False
         self._observing = False
@@ -53,6 +59,10 @@ class MemoryRoles(Collector):
             self._release_hooks()
             warn_once("memory-hooks", f"perfprof: profile_memory: parameters and optimizer state are inferred, "
                       f"not observed: {error!r}")
+
+    def window_begin(self) -> None:
+        with self._lock:
+            self._stepped.clear()
 
     def stop(self, collection: Collection) -> None:
         if not self._observing:
@@ -93,6 +103,10 @@ class MemoryRoles(Collector):
                 self._note(parameter.grad, _GRADIENT)
 
     def _on_optimizer_step(self, optimizer: Any, _args: Any, _kwargs: Any) -> None:
+        with self._lock:
+            if id(optimizer) in self._stepped:  # torch keys its cache by address too
+                return
+            self._stepped.add(id(optimizer))
         for group in optimizer.param_groups:
             for parameter in group["params"]:
                 self._note(parameter, _PARAMETER)

@@ -123,7 +123,7 @@ def summary(paths: List[str], output_format: str, top: int, names: List[str]) ->
 @click.option("--record-shapes", is_flag=True, help="Record each operator's input shapes.")
 @click.option("--profile-memory", is_flag=True, help="Record tensor allocations and frees.")
 @click.option("--with-stack", is_flag=True, help="Record Python calls.")
-@click.option("--with-flops", is_flag=True, help="Estimate FLOPs of matrix multiplications and attention.")
+@click.option("--with-flops", is_flag=True, help="torch.profiler's FLOPs of matrix products, conv2d, mul and add.")
 @click.option("--with-modules", is_flag=True, help="Record each nn.Module forward as a range.")
 @click.option("--export-type", default=None, metavar="text,db", help="What the run directory gets [default: text].")
 @click.option("--profiler-level", default=None, metavar="LEVEL", help="Level0, Level1, Level2 or Level_none.")
