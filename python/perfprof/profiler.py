@@ -515,7 +515,7 @@ class profile(_KinetoProfile):
         with self._lifecycle:
             if self._owner_pid != os.getpid():
                 return
-            self._end_step_range()
+            self._end_step_range(by_stop=True)
             self._owner_pid, self._stopped = None, True
             try:
                 self._run(self._controller.stop())
@@ -571,9 +571,11 @@ class profile(_KinetoProfile):
         if self.record_steps:
             self._step_range = _core.begin_step(self.step_num)
 
-    def _end_step_range(self) -> None:
+    def _end_step_range(self, by_stop: bool = False) -> None:
+        # The range the profiler stops in (`by_stop`) is kept, as torch keeps it, but marked: it
+        # is the stretch after the last step, the run's tail, not a step (docs/analysis.md).
         if self._step_range:
-            _core.annotation_end(self._step_range)
+            _core.end_step(self._step_range, by_stop)
             self._step_range = 0
 
     def _trace_ready(self) -> None:
