@@ -8,7 +8,7 @@ from ._results import (FAIL, PASS, RESULTS_FILE, SKIP, STATUSES, TIMEOUT, RunRec
 from ._aggregate import (METRIC_COLUMNS, Aggregation, Baseline, BaselineError, Flag, SeriesMetrics, Speedup,
                          aggregate, check_thresholds, parse_baseline, write_csvs)
 from ._charts import CHART_REPORTS, Chart, ascii_chart, chart_of, draw_chart
-from ._compare import (SECTIONS, WARMUP_MIN_STEPS, CompareError, ComparedRun, ComparedSection, Comparison,
+from ._compare import (SECTIONS, CompareError, ComparedRun, ComparedSection, Comparison,
                        SectionSpec, Slowdown, compare_runs, resolve_run)
 
 __all__ = [
@@ -17,6 +17,6 @@ __all__ = [
     "METRIC_COLUMNS", "Aggregation", "Baseline", "BaselineError", "Flag", "SeriesMetrics", "Speedup", "aggregate",
     "check_thresholds", "parse_baseline", "write_csvs",
     "CHART_REPORTS", "Chart", "ascii_chart", "chart_of", "draw_chart",
-    "SECTIONS", "WARMUP_MIN_STEPS", "CompareError", "ComparedRun", "ComparedSection", "Comparison", "SectionSpec",
+    "SECTIONS", "CompareError", "ComparedRun", "ComparedSection", "Comparison", "SectionSpec",
     "Slowdown", "compare_runs", "resolve_run",
 ]

@@ -64,9 +64,29 @@ def parse_baseline(text: str) -> Baseline:
     return Baseline("config", tuple(values))
 
 
+def default_baseline(records: Sequence[RunRecord]) -> Baseline:
+    """``--baseline``'s default: each configuration's oldest sweep when `records` hold several
+    sweeps. With one sweep every configuration would be its own baseline (every speedup 1.000):
+    ``BaselineError`` then says how to pick one, with the grid's values as examples."""
+    if len({record.timestamp for record in records}) > 1:
+        return Baseline(OLDEST)
+    values: Dict[str, List[str]] = defaultdict(list)
+    for record in records:
+        for name, value in record.config.items():
+            if value not in values[name]:
+                values[name].append(value)
+    varied = [f"{name}={given[0]}" for name, given in values.items() if len(given) > 1]
+    example = f"--baseline {varied[0]}" if varied else "--baseline NAME=VALUE"
+    choices = f" (the grid varies {', '.join(name for name, given in values.items() if len(given) > 1)})" \
+        if varied else ""
+    raise BaselineError(f"the results hold one sweep, so each configuration's oldest sweep is itself and every "
+                        f"speedup would be 1.000: give the configuration to compare with, e.g. {example}{choices}, "
+                        "or aggregate the results of several sweeps")
+
+
 @dataclasses.dataclass(frozen=True)
 class Sample:
-    """The pooled post-warm-up steps of a (series, workload, timestamp)'s PASS records."""
+    """The pooled steps of a (series, workload, timestamp)'s PASS records."""
 
     mean_ns: float
     std_ns: float                       # sample standard deviation; 0 for a single step
@@ -174,9 +194,10 @@ def _placer(baseline: Baseline) -> Callable[[RunRecord], Optional[_Key]]:
 
 
 def _sample(records: Sequence[RunRecord]) -> Optional[Sample]:
-    """The pooled sample of `records`' PASS runs; None without a post-warm-up step."""
+    """The pooled sample of `records`' PASS runs (their steps, the runs' step_times); None
+    without a step. With one run its mean is the run's mean_step_ns."""
     passed = [record for record in records if record.status == PASS]
-    steps = [float(step) for record in passed for step in record.step_times_ns[record.warmup_steps:]]
+    steps = [float(step) for record in passed for step in record.step_times_ns]
     if not steps:
         return None
     return Sample(mean_ns=statistics.fmean(steps), std_ns=statistics.stdev(steps) if len(steps) > 1 else 0.0,
@@ -243,14 +264,17 @@ def _metrics(series: str, timestamp: str, records: Sequence[RunRecord], speedups
         compression_ratio=geomean(compressions))
 
 
-def aggregate(records: Sequence[RunRecord], baseline: Baseline) -> Aggregation:
-    """The speedups and dashboard metrics of `records` against `baseline` (docs/experiments.md).
+def aggregate(records: Sequence[RunRecord], baseline: Optional[Baseline] = None) -> Aggregation:
+    """The speedups and dashboard metrics of `records` against `baseline` (docs/experiments.md;
+    None: :func:`default_baseline`).
 
-    ``BaselineError`` when a CONFIG baseline names an unknown grid name or values no series has;
-    ``ValueError`` when no record passed or a timestamp is not ISO 8601.
+    ``BaselineError`` when a CONFIG baseline names an unknown grid name or values no series has,
+    or when no baseline is given for the records of one sweep; ``ValueError`` when no record
+    passed or a timestamp is not ISO 8601.
     """
     if not any(record.status == PASS for record in records):
         raise ValueError("no PASS record in the results: nothing to aggregate")
+    baseline = baseline or default_baseline(records)
     place = _placer(baseline)
     groups: Dict[Tuple[str, str, str], List[RunRecord]] = defaultdict(list)  # (series, workload, timestamp)
     unplaced = 0
@@ -319,19 +343,20 @@ class Flag:
         return f"FLAG series={self.series}: {self.metric} {self.value} < {self.threshold}"
 
 
-def check_thresholds(aggregation: Aggregation, min_speedup: float = 0.95, min_compression: float = 0.9,
-                     min_pass_rate: float = 90.0) -> List[Flag]:
+def check_thresholds(aggregation: Aggregation, min_speedup: Optional[float] = None,
+                     min_compression: Optional[float] = None, min_pass_rate: Optional[float] = None) -> List[Flag]:
     """The flags of each series at its latest sweep: geomean speedup below `min_speedup`,
-    compression ratio below `min_compression`, pass rate (percent) below `min_pass_rate`. A CONFIG
-    baseline's own series is flagged for its pass rate only; a metric that is None is not compared."""
+    compression ratio below `min_compression`, pass rate (percent) below `min_pass_rate`; a
+    threshold that is None is not checked. A CONFIG baseline's own series is flagged for its pass
+    rate only; a metric that is None is not compared."""
     flags = []
     for metrics in aggregation.latest_metrics():
         if metrics.series != aggregation.baseline_series:
             for name, value, least in (("geomean speedup", metrics.geomean_speedup, min_speedup),
                                        ("compression ratio", metrics.compression_ratio, min_compression)):
-                if value is not None and value < least:
+                if value is not None and least is not None and value < least:
                     flags.append(Flag(metrics.series, name, _below(value, least), f"{least:g}"))
-        if metrics.pass_rate_pct < min_pass_rate:
+        if min_pass_rate is not None and metrics.pass_rate_pct < min_pass_rate:
             flags.append(Flag(metrics.series, "pass rate", metrics.pass_rate_text, f"{min_pass_rate:g}%"))
     return flags
 

@@ -3,7 +3,8 @@ operators, kernels, memory), each row with the base run's value, every new run's
 difference and ratio, the largest regressions first (docs/experiments.md#perfprof-compare).
 
 Reads each run's database through :func:`perfprof.analysis.open_run` with the analyses
-``step_times``, ``top_operators`` and ``top_kernels`` (every name) and ``memory_peaks``.
+``step_times`` and ``step_statistics`` (docs/analysis.md, "Steps"), ``top_operators`` and
+``top_kernels`` (every name) and ``memory_peaks``.
 perfprof.analysis is imported when a comparison is made, so that ``import perfprof.experiments``
 stays light.
 """
@@ -13,16 +14,12 @@ import dataclasses
 import os
 import re
 import sqlite3
-import statistics
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
 
 from ._results import PASS, RunRecord, read_results
 
 if TYPE_CHECKING:
     from ..analysis import RunDatabase, Table
-
-#: Steps needed before the first one is left out of the mean and median as warm-up.
-WARMUP_MIN_STEPS = 3
 
 #: A sweep entry: ``RESULTS.jsonl:FINGERPRINT[:REPEAT]``.
 _SWEEP_ENTRY = re.compile(r"^(?P<results>.+\.jsonl):(?P<fingerprint>[^:]+)(?::(?P<repeat>\d+))?$")
@@ -65,7 +62,7 @@ class SectionSpec:
 
 
 STEPS = SectionSpec(
-    "steps", "Steps: time per step; mean and median after warm-up",
+    "steps", "Steps: time per step; their mean, median, p5 and p95 (step_statistics)",
     ("step",), ("duration_ns",), "duration_ns", "no steps")
 OPERATORS = SectionSpec(
     "operators", "Operators: host time per operator name (self: minus the operators they called)",
@@ -84,13 +81,12 @@ SECTIONS = (STEPS, OPERATORS, KERNELS, MEMORY)
 @dataclasses.dataclass(frozen=True)
 class ComparedRun:
     """One run of a comparison: its label (``base``, ``new`` or ``new1``, ``new2``...), the path
-    or sweep entry it was given as, its database, and its step time after warm-up."""
+    or sweep entry it was given as, its database, and its step statistics (step_statistics)."""
 
     label: str
     reference: str
     database: str
     steps: int                # STEP_TIME rows
-    warmup_steps: int         # of them left out of mean_step_ns and median_step_ns
     mean_step_ns: float
     median_step_ns: float
 
@@ -137,7 +133,7 @@ class Comparison:
         raise KeyError(f"no section {name!r}; the sections: {', '.join(spec.name for spec in SECTIONS)}")
 
     def slowdowns(self, threshold_pct: float) -> List[Slowdown]:
-        """The new runs whose mean step time (after warm-up) is more than `threshold_pct` percent
+        """The new runs whose mean step time is more than `threshold_pct` percent
         above the base run's."""
         base = self.runs[0]
         found = []
@@ -259,18 +255,18 @@ def _read_run(label: str, reference: str) -> Tuple[ComparedRun, Dict[str, Dict[K
 def _read_database(label: str, reference: str,
                    database: "RunDatabase") -> Tuple[ComparedRun, Dict[str, Dict[Key, Values]]]:
     """The summary and section rows of the run `reference` from its open database."""
-    from ..analysis import memory_peaks, step_times, top_kernels, top_operators
+    from ..analysis import memory_peaks, step_statistics, step_times, top_kernels, top_operators
 
-    steps = {(str(row["step"]),): (row["duration_ns"],) for row in step_times(database)}
-    if not steps:
+    summary = step_statistics(database).to_dicts()
+    if not summary:
         raise CompareError(f"{reference}: the run recorded no steps ({database.path} has no STEP_TIME rows); "
                            "profile with a schedule and call prof.step() once per step")
-    durations = [values[0] for values in steps.values()]
-    warmup = 1 if len(durations) >= WARMUP_MIN_STEPS else 0
-    run = ComparedRun(label, reference, database.path, len(durations), warmup,
-                      statistics.mean(durations[warmup:]), statistics.median(durations[warmup:]))
+    (statistics,) = summary
+    steps = {(str(row["step"]),): (row["duration_ns"],) for row in step_times(database)}
+    run = ComparedRun(label, reference, database.path, statistics["count"], statistics["avg_ns"],
+                      statistics["median_ns"])
     data = {
-        STEPS.name: {("mean",): (run.mean_step_ns,), ("median",): (run.median_step_ns,), **steps},
+        STEPS.name: {**{(name,): (statistics[column],) for name, column in _STEP_STATISTICS.items()}, **steps},
         OPERATORS.name: _rows(top_operators(database, top=_EVERY_NAME), OPERATORS),
         KERNELS.name: _rows(top_kernels(database, top=_EVERY_NAME), KERNELS),
         MEMORY.name: _rows(memory_peaks(database), MEMORY, keys=("deviceType", "category")),
@@ -288,8 +284,11 @@ def _rows(table: "Table", spec: SectionSpec, keys: Optional[Tuple[str, ...]] = N
             for row in table}
 
 
+#: The rows on top of the steps section: step_statistics' columns, by the row's name.
+_STEP_STATISTICS = {"mean": "avg_ns", "median": "median_ns", "p5": "p5_ns", "p95": "p95_ns"}
+
 #: Rows the steps section keeps on top, before the rows ordered by regression.
-_PINNED: Dict[str, Tuple[Key, ...]] = {STEPS.name: (("mean",), ("median",))}
+_PINNED: Dict[str, Tuple[Key, ...]] = {STEPS.name: tuple((name,) for name in _STEP_STATISTICS)}
 
 
 def _section(spec: SectionSpec, labels: Sequence[str], runs: Sequence[Dict[Key, Values]], top: int) -> ComparedSection:

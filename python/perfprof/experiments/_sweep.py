@@ -14,11 +14,10 @@ import os
 import re
 import shlex
 import signal
-import statistics
 import subprocess
 import sys
 import time
-from typing import Callable, Dict, List, Optional, Pattern, Sequence, Set, Tuple
+from typing import Any, Callable, Dict, List, Optional, Pattern, Sequence, Set, Tuple
 
 from ._grid import Dimension, configurations, substituted
 from ._results import (FAIL, PASS, RESULTS_FILE, SKIP, TIMEOUT, RunRecord, append_record, config_text,
@@ -152,8 +151,9 @@ def run_job(plan: SweepPlan, job: Job, timestamp: str) -> RunRecord:
 
 def _child_command(plan: SweepPlan, job: Job, runs_dir: str, report_path: str) -> List[str]:
     target = ["-m", plan.target] if plan.is_module else [plan.target]
+    warmup = ["--warmup-steps", str(plan.warmup_steps)] if plan.warmup_steps else []
     return [sys.executable, "-m", "perfprof", "run", "--export-type", "text,db", "-o", runs_dir,
-            "--run-report", report_path, *plan.run_options, *target, *substituted(plan.args, job.config)]
+            "--run-report", report_path, *warmup, *plan.run_options, *target, *substituted(plan.args, job.config)]
 
 
 def _child_environment(config: Dict[str, str]) -> Dict[str, str]:
@@ -191,63 +191,44 @@ def _last_lines(path: str, count: int) -> str:
 
 
 def _measured(base: RunRecord, report_path: str, log_path: str, wall_s: float) -> RunRecord:
-    """The record of a run that exited 0: its step times from its database, what its report says."""
+    """The record of a run that exited 0: its steps and their statistics from its database, what
+    its report says."""
     try:
         with open(report_path, encoding="utf-8") as file:
             report = json.load(file)
     except (OSError, ValueError) as error:
         return dataclasses.replace(base, status=FAIL, error=f"no run report ({error}); log: {log_path}", wall_s=wall_s)
     run_dirs = list(report.get("run_dirs") or [])
-    steps = _step_times_ns(run_dirs, report.get("steps"))
-    summary = step_statistics(steps, base.warmup_steps)
     measured = dataclasses.replace(
-        base, status=PASS, step_times_ns=steps, mean_step_ns=summary.mean_step_ns,
-        median_step_ns=summary.median_step_ns, std_step_ns=summary.std_step_ns,
-        compile_time_ns=summary.compile_time_ns, compile_events_ns=report.get("compile_time_ns"),
+        base, status=PASS, **(_step_fields(run_dirs[0]) if run_dirs else {}),
         peak_device_bytes=report.get("peak_device_bytes"), peak_host_bytes=report.get("peak_host_bytes"),
         run_dir=run_dirs[0] if run_dirs else None, wall_s=wall_s)
-    if not steps:
+    if not measured.step_times_ns:
         return dataclasses.replace(measured, status=SKIP, error="the run recorded no step (no optimizer step; with "
                                    "--steps-on explicit, no perfprof.dynamic_profile.step() call)")
     return measured
 
 
-def _step_times_ns(run_dirs: Sequence[str], boundaries: Optional[int]) -> List[int]:
-    """The durations of the recorded steps that a step boundary ended, run directory after run
-    directory. ProfilerStep#N begins at the N-th boundary (#0 at the start), so with `boundaries`
-    in the whole run, #N ended at one when N < boundaries; the last, from the last boundary to the
-    script's end, is no training step and is left out."""
-    from ..analysis import open_run, step_times
+def _step_fields(run_dir: str) -> Dict[str, Any]:
+    """A record's step fields from its run directory's database: the steps (``step_times``) and
+    their ``step_statistics``, as every other output reads them (docs/analysis.md, "Steps")."""
+    from ..analysis import open_run, step_statistics, step_times
 
-    durations: List[int] = []
-    for run_dir in run_dirs:
-        with open_run(run_dir) as run:
-            durations += [int(row["duration_ns"]) for row in step_times(run)
-                          if boundaries is None or row["step"] < boundaries]
-    return durations
-
-
-@dataclasses.dataclass(frozen=True)
-class StepStatistics:
-    """A run's step times summarised (RunRecord's fields of the same names)."""
-
-    mean_step_ns: Optional[float] = None
-    median_step_ns: Optional[float] = None
-    std_step_ns: Optional[float] = None
-    compile_time_ns: Optional[float] = None
+    with open_run(run_dir) as run:
+        steps = [int(row["duration_ns"]) for row in step_times(run)]
+        summary = step_statistics(run).to_dicts()
+    if not summary:
+        return {"step_times_ns": steps}
+    (statistics,) = summary
+    return {"step_times_ns": steps, **{field: statistics[column] for field, column in STEP_STATISTICS_FIELDS.items()}}
 
 
-def step_statistics(steps: Sequence[int], warmup_steps: int) -> StepStatistics:
-    """mean, median and sample standard deviation of the steps after warm-up, and the compile
-    time: the first step's time minus that median (PyTorch/XLA's result analyzer). None where
-    there are too few steps."""
-    steady = list(steps[warmup_steps:])
-    if not steady:
-        return StepStatistics()
-    median = float(statistics.median(steady))
-    return StepStatistics(mean_step_ns=float(statistics.fmean(steady)), median_step_ns=median,
-                          std_step_ns=float(statistics.stdev(steady)) if len(steady) > 1 else None,
-                          compile_time_ns=float(steps[0]) - median if warmup_steps > 0 else None)
+#: RunRecord's fields taken from step_statistics, by the column they are.
+STEP_STATISTICS_FIELDS = {
+    "mean_step_ns": "avg_ns", "median_step_ns": "median_ns", "p5_step_ns": "p5_ns", "p95_step_ns": "p95_ns",
+    "std_step_ns": "stddev_ns", "startup_ns": "startup_ns", "tail_ns": "tail_ns",
+    "compile_time_ns": "compile_ns", "compile_source": "compile_source",
+}
 
 
 def compiled_filter(text: Optional[str]) -> Optional[Pattern[str]]:
