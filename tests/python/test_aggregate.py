@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from perfprof.cli.aggregate import aggregate as aggregate_command
+from perfprof.experiments._aggregate import METRIC_COLUMNS
 from perfprof.experiments._charts import chart_of
 from perfprof.experiments import (FAIL, PASS, TIMEOUT, Baseline, RunRecord, SeriesMetrics, aggregate,
                                   parse_baseline, read_results)
@@ -20,9 +21,10 @@ T1, T2 = "2026-01-05T10:00:00+00:00", "2026-01-12T10:00:00+00:00"
 
 def run(workload: str, config: Dict[str, str], timestamp: str, steps: List[int], status: str = PASS,
         repeat: int = 0, warmup: int = 0, compile_ns: Optional[float] = None, device: Optional[int] = None,
-        host: Optional[int] = None) -> RunRecord:
+        host: Optional[int] = None, compile_source: str = "dynamo") -> RunRecord:
     return RunRecord(workload=workload, config=config, timestamp=timestamp, repeat=repeat, status=status,
                      step_times_ns=steps, warmup_steps=warmup, compile_time_ns=compile_ns,
+                     compile_source=compile_source if compile_ns is not None else None,
                      peak_device_bytes=device, peak_host_bytes=host)
 
 
@@ -186,6 +188,16 @@ def test_one_sweep_without_a_baseline_says_how_to_pick_one(tmp_path):
     assert aggregate(config_sweeps()).baseline == parse_baseline("oldest")
 
 
+def test_the_mean_compile_time_says_what_it_is():
+    eager = [run("w.py", C1, T1, [100, 100], compile_ns=1e7, compile_source="first_step_excess"),
+             run("w.py", C1, T2, [100, 100], compile_ns=3e7, compile_source="first_step_excess")]
+    metrics = aggregate(eager, parse_baseline("oldest")).metrics
+    assert [(m.mean_compile_time_s, m.compile_time_source) for m in metrics] == [
+        (pytest.approx(0.01), "first_step_excess"), (pytest.approx(0.03), "first_step_excess")]
+    (column,) = [column for column in METRIC_COLUMNS if column.heading == "mean compile time (s)"]
+    assert column.text(metrics[0]) == "0.01 (first_step_excess)"
+
+
 def test_left_out_workloads():
     records = [
         run("a.py", C1, T1, [100]), run("a.py", C1, T2, [100]),
@@ -224,15 +236,17 @@ def test_csv_files(tmp_path):
     with open(tmp_path / "metric_report.csv", newline="") as file:
         header = next(csv.reader(file))
     assert header == ["series", "timestamp", "workloads", "left_out", "geomean_speedup", "p5_speedup", "p50_speedup",
-                      "p95_speedup", "passed", "total", "pass_rate_pct", "mean_compile_time_s", "compression_ratio"]
+                      "p95_speedup", "passed", "total", "pass_rate_pct", "mean_compile_time_s", "compile_time_source",
+                      "compression_ratio"]
     first, second = read_csv(tmp_path / "metric_report.csv")
     assert first == {"series": "compile=1", "timestamp": T1, "workloads": "3", "left_out": "0",
                      "geomean_speedup": "1.0", "p5_speedup": "1.0", "p50_speedup": "1.0", "p95_speedup": "1.0",
                      "passed": "3", "total": "3", "pass_rate_pct": "100.0", "mean_compile_time_s": "",
-                     "compression_ratio": "1.0"}
+                     "compile_time_source": "", "compression_ratio": "1.0"}
     assert float(second["geomean_speedup"]) == pytest.approx(3 ** (1 / 3))
     assert (second["left_out"], second["passed"], second["total"], second["pass_rate_pct"]) == ("1", "4", "5", "80.0")
     assert float(second["mean_compile_time_s"]) == pytest.approx(3.0)
+    assert second["compile_time_source"] == "dynamo"
     speedups = read_csv(tmp_path / "speedups.csv")
     assert list(speedups[0]) == ["series", "workload", "timestamp", "speedup", "speedup_error", "baseline_mean_ns",
                                  "mean_ns"]
