@@ -51,6 +51,7 @@ class RunProfile:
     config: Optional[DynamicConfig] = None
     config_source: str = ""
     warmup_steps: int = 0  # the first steps counted as start-up, not as steps (no ProfilerStep range)
+    metadata: Dict[str, str] = dataclasses.field(default_factory=dict)  # add_metadata(key, value) for each
     auto_plot: Optional[bool] = None  # --auto-plot / --no-auto-plot; None: as the config says (off without one)
     plot_required: bool = False
 
@@ -90,9 +91,12 @@ def run(target: RunTarget, how: RunProfile) -> RunOutcome:
         after_import(OPTIMIZER_MODULE, lambda module: module.register_optimizer_step_post_hook(
             lambda optimizer, args, kwargs: profiler.step()))
     if how.config is not None:
-        profiler.request(_with_plot_flags(how.config, how), how.config_source)
+        config = _with_plot_flags(how.config, how)
+        profiler.request(dataclasses.replace(config, metadata={**config.metadata, **how.metadata}), how.config_source)
     else:
         prof = _profile(how)
+        for key, value in how.metadata.items():
+            prof.add_metadata(key, value)
         _count_start_up(prof, how.warmup_steps)
         profiler.begin(prof, "perfprof run")
     try:

@@ -97,7 +97,8 @@ def database(run_dir: str) -> str:
 def test_the_slowed_operator_is_the_top_regression_and_the_threshold_sets_the_exit_code(runs):
     result = invoke(runs["base"], runs["new"], "--csv", "--fail-if-slower", "5%")
     assert result.exit_code == 1
-    assert f"new ({runs['new']}): mean step" in result.stderr and "above base's" in result.stderr
+    # The run named by what tells it apart (its folder here), then its path.
+    assert f"new (new0: {runs['new']}): mean step" in result.stderr and "above base's" in result.stderr
     operators = csv_sections(result.stdout)["operators"]
     first = operators[0]
     assert first["name"] == SLOW_OP, operators[:3]

@@ -2,6 +2,7 @@
 failures recorded while the sweep goes on, resume, timeouts, skips and filters."""
 from __future__ import annotations
 
+import csv
 import json
 import os
 import subprocess
@@ -9,11 +10,14 @@ import sys
 import textwrap
 import time
 from pathlib import Path
+from typing import Dict, List
 
 import pytest
 
 from perfprof import analysis
-from perfprof.experiments import FAIL, PASS, SKIP, TIMEOUT, read_results
+from perfprof.analysis._run_labels import run_labels
+from perfprof.experiments import FAIL, PASS, SKIP, TIMEOUT, RunRecord, aggregate, parse_baseline, read_results
+from perfprof.plots._catalogue import step_times_with_median
 from perfprof.experiments._grid import configurations, parse_grid, substituted
 
 # A small CPU training loop: BATCH from {BATCH} in its arguments, COMPILE from the environment;
@@ -112,6 +116,7 @@ def test_a_2x2_grid_with_two_repeats_passes_eight_runs_then_resume_runs_nothing(
     assert records[0].run_dir in compared.stdout and "\naten::addmm," in compared.stdout
     # torch.compile's own ranges are operators of the compiled run only.
     assert "\n_compile.compile_inner (dynamo_timed),,,," in compared.stdout
+    same_everywhere(tmp_path, compared.stdout, [r for r in records if r.config["BATCH"] == "4" and r.repeat == 0])
 
     again = perfprof(*args, cwd=tmp_path)
     assert again.returncode == 0, again.stderr
@@ -166,6 +171,36 @@ def test_bad_options_are_usage_errors_naming_the_problem(tmp_path):
         assert result.returncode == 2 and message in result.stderr, (grid, result.stderr)
     result = perfprof("sweep", "--filter", "(", "train.py", cwd=tmp_path)
     assert result.returncode == 2 and "--filter '(' is not a regular expression" in result.stderr
+
+
+def csv_block(text: str, name: str) -> List[Dict[str, str]]:
+    """The rows of block `name` of perfprof compare --csv's output."""
+    lines = text.split(f"# {name}\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    return list(csv.DictReader(lines))
+
+
+def same_everywhere(tmp_path: Path, compare_csv: str, records: List[RunRecord]) -> None:
+    """One run's step statistics read the same in results.jsonl, compare, aggregate, summary
+    --format json and the step_times plot's data; runs are named by their configuration."""
+    eager, compiled = records
+    steps = {row["step"]: row for row in csv_block(compare_csv, "steps")}
+    for record, column in ((eager, "base_duration_ns"), (compiled, "new_duration_ns")):
+        for row, value in (("mean", record.mean_step_ns), ("median", record.median_step_ns),
+                           ("p5", record.p5_step_ns), ("p95", record.p95_step_ns)):
+            assert float(steps[row][column]) == pytest.approx(value, rel=1e-12), (row, column)
+    assert [row["name"] for row in csv_block(compare_csv, "runs")] == ["BATCH=4,COMPILE=0", "BATCH=4,COMPILE=1"]
+    (baseline_speedup, speedup) = aggregate(records, parse_baseline("COMPILE=0")).speedups
+    assert (speedup.baseline_mean_ns, speedup.mean_ns) == pytest.approx((eager.mean_step_ns, compiled.mean_step_ns),
+                                                                        rel=1e-12)
+    summary = perfprof("summary", eager.run_dir, "--format", "json", "--analysis", "step_statistics", cwd=tmp_path)
+    assert summary.returncode == 0, summary.stderr
+    table = json.loads(summary.stdout)["analyses"]["step_statistics"]
+    (row,) = [dict(zip(table["columns"], values)) for values in table["rows"]]
+    assert (row["avg_ns"], row["median_ns"], row["p5_ns"], row["p95_ns"], row["stddev_ns"]) == (
+        eager.mean_step_ns, eager.median_step_ns, eager.p5_step_ns, eager.p95_step_ns, eager.std_step_ns)
+    with analysis.open_run(str(tmp_path / eager.run_dir)) as run:
+        assert set(step_times_with_median(run).column("median_ns")) == {eager.median_step_ns}
+        assert run_labels([run]) == ["BATCH=4,COMPILE=0, repeat 0"]
 
 
 def test_grid_expansion_and_substitution():

@@ -10,11 +10,12 @@ stays light.
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import re
 import sqlite3
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Tuple, TypeVar
 
 from ._results import PASS, RunRecord, read_results
 
@@ -86,6 +87,7 @@ class ComparedRun:
     label: str
     reference: str
     database: str
+    name: str                 # what tells it apart from the other runs (its sweep configuration, rank, folder)
     steps: int                # STEP_TIME rows
     mean_step_ns: float
     median_step_ns: float
@@ -114,7 +116,7 @@ class Slowdown:
     percent: float            # 100 * (new mean / base mean - 1)
 
     def __str__(self) -> str:
-        return (f"{self.run.label} ({self.run.reference}): mean step {_ms(self.run.mean_step_ns)} is "
+        return (f"{self.run.label} ({self.run.name}: {self.run.reference}): mean step {_ms(self.run.mean_step_ns)} is "
                 f"{self.percent:.1f}% above {self.base.label}'s {_ms(self.base.mean_step_ns)}")
 
 
@@ -144,11 +146,12 @@ class Comparison:
         return found
 
     def runs_table(self) -> "Table":
-        """The runs as a table: label, the path or sweep entry given, and the database read."""
+        """The runs as a table: label, name (what tells the run apart), the path or sweep entry
+        given, and the database read."""
         from ..analysis import Table
 
-        return Table.of("runs", "Runs", ("label", "run", "database"),
-                        [(run.label, run.reference, run.database) for run in self.runs])
+        return Table.of("runs", "Runs", ("label", "name", "run", "database"),
+                        [(run.label, run.name, run.reference, run.database) for run in self.runs])
 
     def to_csv(self) -> str:
         """Every section as a CSV block with raw values (ns, bytes), headed by a ``# name`` line
@@ -167,7 +170,7 @@ class Comparison:
         from ..analysis._formats import to_markdown
 
         lines = ["# perfprof compare", ""]
-        lines += [f"- **{run.label}**: `{run.reference}`" for run in self.runs]
+        lines += [f"- **{run.label}** ({run.name}): `{run.reference}`" for run in self.runs]
         parts = ["\n".join(lines) + "\n"]
         for section in self.sections:
             if section.note:
@@ -188,12 +191,18 @@ def compare_runs(base: str, new: Sequence[str], top: int = 10) -> Comparison:
     """
     if not new:
         raise CompareError("give at least one new run to compare with the base run")
+    from ..analysis._run_labels import run_labels
+
     labels = ["base"] + (["new"] if len(new) == 1 else [f"new{number}" for number in range(1, len(new) + 1)])
+    references = [base, *new]
     runs, per_run = [], []
-    for label, reference in zip(labels, [base, *new]):
-        run, data = _read_run(label, reference)
-        runs.append(run)
-        per_run.append(data)
+    with contextlib.ExitStack() as opened:
+        databases = [_open(reference, opened) for reference in references]
+        for label, reference, database, name in zip(labels, references, databases,
+                                                    _readable(references, lambda: run_labels(databases))):
+            run, data = _readable([reference], lambda: _read_database(label, reference, database, name))
+            runs.append(run)
+            per_run.append(data)
     sections = tuple(_section(spec, labels, [data[spec.name] for data in per_run], top) for spec in SECTIONS)
     return Comparison(tuple(runs), sections)
 
@@ -241,19 +250,27 @@ def _sweep_record(records: Sequence[RunRecord], fingerprint: str, repeat: Option
     return min(passed, key=lambda record: record.repeat)
 
 
-def _read_run(label: str, reference: str) -> Tuple[ComparedRun, Dict[str, Dict[Key, Values]]]:
-    """One run's summary and its rows per section (keys to measure values)."""
+def _open(reference: str, opened: contextlib.ExitStack) -> "RunDatabase":
+    """The database of the run `reference` names, open until `opened` closes."""
     from ..analysis import open_run
 
+    return _readable([reference], lambda: opened.enter_context(open_run(resolve_run(reference))))
+
+
+_T = TypeVar("_T")
+
+
+def _readable(references: Sequence[str], read: Callable[[], _T]) -> _T:
+    """`read()`, a database error (a corrupt database, or one of another tool) raised as a
+    CompareError naming the runs read."""
     try:
-        with open_run(resolve_run(reference)) as database:
-            return _read_database(label, reference, database)
-    except sqlite3.Error as error:  # a corrupt database, or one of another tool
-        raise CompareError(f"{reference}: not a readable perfprof database: {error}") from None
+        return read()
+    except sqlite3.Error as error:
+        raise CompareError(f"{', '.join(references)}: not a readable perfprof database: {error}") from None
 
 
-def _read_database(label: str, reference: str,
-                   database: "RunDatabase") -> Tuple[ComparedRun, Dict[str, Dict[Key, Values]]]:
+def _read_database(label: str, reference: str, database: "RunDatabase",
+                   name: str) -> Tuple[ComparedRun, Dict[str, Dict[Key, Values]]]:
     """The summary and section rows of the run `reference` from its open database."""
     from ..analysis import memory_peaks, step_statistics, step_times, top_kernels, top_operators
 
@@ -263,7 +280,7 @@ def _read_database(label: str, reference: str,
                            "profile with a schedule and call prof.step() once per step")
     (statistics,) = summary
     steps = {(str(row["step"]),): (row["duration_ns"],) for row in step_times(database)}
-    run = ComparedRun(label, reference, database.path, statistics["count"], statistics["avg_ns"],
+    run = ComparedRun(label, reference, database.path, name, statistics["count"], statistics["avg_ns"],
                       statistics["median_ns"])
     data = {
         STEPS.name: {**{(name,): (statistics[column],) for name, column in _STEP_STATISTICS.items()}, **steps},

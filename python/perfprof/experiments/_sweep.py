@@ -150,10 +150,15 @@ def run_job(plan: SweepPlan, job: Job, timestamp: str) -> RunRecord:
 
 
 def _child_command(plan: SweepPlan, job: Job, runs_dir: str, report_path: str) -> List[str]:
+    from ..analysis._run_labels import SWEEP_CONFIG_KEY, SWEEP_REPEAT_KEY
+
     target = ["-m", plan.target] if plan.is_module else [plan.target]
     warmup = ["--warmup-steps", str(plan.warmup_steps)] if plan.warmup_steps else []
+    # The run says what it is, so that plots and compare name it by its configuration.
+    described = ["--metadata", f"{SWEEP_CONFIG_KEY}={config_text(job.config)}",
+                 "--metadata", f"{SWEEP_REPEAT_KEY}={job.repeat}"]
     return [sys.executable, "-m", "perfprof", "run", "--export-type", "text,db", "-o", runs_dir,
-            "--run-report", report_path, *warmup, *plan.run_options, *target, *substituted(plan.args, job.config)]
+            "--run-report", report_path, *warmup, *described, *plan.run_options, *target, *substituted(plan.args, job.config)]
 
 
 def _child_environment(config: Dict[str, str]) -> Dict[str, str]:
