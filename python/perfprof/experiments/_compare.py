@@ -116,7 +116,8 @@ class Slowdown:
     percent: float            # 100 * (new mean / base mean - 1)
 
     def __str__(self) -> str:
-        return (f"{self.run.label} ({self.run.name}: {self.run.reference}): mean step {_ms(self.run.mean_step_ns)} is "
+        named = self.run.reference if self.run.name == self.run.reference else f"{self.run.name}: {self.run.reference}"
+        return (f"{self.run.label} ({named}): mean step {_ms(self.run.mean_step_ns)} is "
                 f"{self.percent:.1f}% above {self.base.label}'s {_ms(self.base.mean_step_ns)}")
 
 
