@@ -51,9 +51,12 @@ def _baseline(ctx: click.Context, param: click.Parameter, value: Optional[str]) 
               help="Flag a series whose latest peak-memory compression ratio is below this [default: not checked].")
 @click.option("--min-pass-rate", type=click.FloatRange(0, 100), default=None,
               help="Flag a series whose latest pass rate (percent) is below this [default: not checked].")
+@click.option("--tolerance", type=click.FloatRange(min=0), default=None, metavar="X",
+              help="Flag a verified run (perfprof sweep --verify) whose outputs' mean relative error against its "
+                   "baseline's is above X (0.02: 2%), or that could not be compared [default: not checked].")
 def aggregate(results: List[str], baseline: Optional["Baseline"], report: str, output_format: str,
               output_dir: Optional[str], min_speedup: Optional[float], min_compression: Optional[float],
-              min_pass_rate: Optional[float]) -> None:
+              min_pass_rate: Optional[float], tolerance: Optional[float]) -> None:
     """Aggregate sweep RESULTS files (results.jsonl) into dashboard metrics: per series and sweep,
     the geomean and p5/p50/p95 of the workloads' speedups, the pass rate, the mean compilation
     time and the peak-memory compression ratio.
@@ -66,11 +69,14 @@ def aggregate(results: List[str], baseline: Optional["Baseline"], report: str, o
     Writes metric_report.csv and speedups.csv, and the chart the format asks for (the table
     report is printed whatever the format). Each series' latest sweep is checked against the
     thresholds given (--min-*); a FLAG line on stderr names each one below, and the exit code is
-    then 1. Without a threshold it exits 0.
+    then 1. Without a threshold it exits 0. Runs of a `perfprof sweep --verify` get
+    verification.csv: each run's outputs against its baseline's (mean relative error); --tolerance
+    flags those past it.
     """
     from rich.console import Console
 
-    from ..experiments._aggregate import BaselineError, aggregate as aggregate_records, check_thresholds, write_csvs
+    from ..experiments._aggregate import (BaselineError, aggregate as aggregate_records, check_thresholds,
+                                          check_tolerance, write_csvs)
     from ..experiments._results import read_results
 
     err = Console(stderr=True, markup=False, highlight=False, soft_wrap=True)
@@ -94,7 +100,8 @@ def aggregate(results: List[str], baseline: Optional["Baseline"], report: str, o
         if metrics.left_out:
             err.print(f"series={metrics.series} at {metrics.timestamp}: left out: {metrics.left_out} "
                       "workload(s) without a PASS sample or a baseline")
-    flags = check_thresholds(aggregation, min_speedup, min_compression, min_pass_rate)
+    flags = [*check_thresholds(aggregation, min_speedup, min_compression, min_pass_rate),
+             *check_tolerance(aggregation, tolerance)]
     for flag in flags:
         err.print(str(flag))
     sys.exit(EXIT_FAILED if flags else EXIT_OK)

@@ -30,13 +30,17 @@ if TYPE_CHECKING:
                    "again, appending (earlier lines stay: aggregate reads them as an earlier sweep).")
 @click.option("--warmup", "warmup_steps", type=click.IntRange(min=0), default=1, show_default=True,
               help="First steps of each run counted as its start-up, not as steps (perfprof run --warmup-steps).")
+@click.option("--verify", is_flag=True,
+              help="Keep each run's outputs (perfprof.experiments.record_output in the script) for perfprof "
+                   "aggregate to compare with its baseline's.")
 @click.option("--run-options", default="", metavar="OPTIONS",
               help="More `perfprof run` options for every run, as one string "
                    "(\"--profile-memory --schedule wait=1,warmup=1,active=5\").")
 @click.option("-m", "module", metavar="MODULE", default=None, help="Run a module, as `python -m MODULE`.")
 @click.argument("target_and_args", nargs=-1, type=click.UNPROCESSED)
 def sweep(grids: List[str], repeats: int, output_dir: str, timeout_s: Optional[float], filter_text: Optional[str],
-          resume: bool, warmup_steps: int, run_options: str, module: Optional[str], target_and_args: List[str]) -> None:
+          resume: bool, warmup_steps: int, verify: bool, run_options: str, module: Optional[str],
+          target_and_args: List[str]) -> None:
     """Run SCRIPT (or -m MODULE) with ARGS under `perfprof run` once per configuration of the grid,
     --repeat times each, and append one line per run to OUTPUT_DIR/results.jsonl: configuration,
     status (PASS, FAIL, TIMEOUT, SKIP), step times and their statistics (the run's step_statistics,
@@ -63,7 +67,8 @@ def sweep(grids: List[str], repeats: int, output_dir: str, timeout_s: Optional[f
                          args=list(target_and_args if module else target_and_args[1:]),
                          output_dir=output_dir, dimensions=parse_grid(grids), repeats=repeats,
                          is_module=module is not None, timeout_s=timeout_s, filter=compiled_filter(filter_text),
-                         resume=resume, warmup_steps=warmup_steps, run_options=shlex.split(run_options))
+                         resume=resume, warmup_steps=warmup_steps, verify=verify,
+                         run_options=shlex.split(run_options))
         jobs, resumed = plan_jobs(plan)
     except ValueError as error:
         raise click.UsageError(str(error)) from None

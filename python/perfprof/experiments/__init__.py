@@ -6,8 +6,10 @@ from __future__ import annotations
 from ._results import (FAIL, PASS, RESULTS_FILE, SKIP, STATUSES, TIMEOUT, RunRecord, config_text,
                        configuration_fingerprint, read_results)
 from ._aggregate import (METRIC_COLUMNS, Aggregation, Baseline, BaselineError, Flag, SeriesMetrics, Speedup,
-                         aggregate, check_thresholds, parse_baseline, write_csvs)
+                         Verification, aggregate, check_thresholds, check_tolerance, parse_baseline,
+                         write_csvs)
 from ._charts import CHART_REPORTS, Chart, ascii_chart, chart_of, draw_chart
+from ._outputs import record_output
 from ._compare import (SECTIONS, CompareError, ComparedRun, ComparedSection, Comparison,
                        SectionSpec, Slowdown, compare_runs, resolve_run)
 
@@ -19,4 +21,5 @@ __all__ = [
     "CHART_REPORTS", "Chart", "ascii_chart", "chart_of", "draw_chart",
     "SECTIONS", "CompareError", "ComparedRun", "ComparedSection", "Comparison", "SectionSpec",
     "Slowdown", "compare_runs", "resolve_run",
+    "record_output", "Verification", "check_tolerance",
 ]

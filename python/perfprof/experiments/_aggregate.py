@@ -20,9 +20,10 @@ from ._results import PASS, RunRecord, config_text
 #: ``--baseline``'s keywords; anything else is a CONFIG (NAME=VALUE[,NAME=VALUE]).
 OLDEST, LATEST = "oldest", "latest"
 
-#: The files :func:`write_csvs` writes.
+#: The files :func:`write_csvs` writes (verification.csv only for the results of sweep --verify).
 METRIC_REPORT_FILE = "metric_report.csv"
 SPEEDUPS_FILE = "speedups.csv"
+VERIFICATION_FILE = "verification.csv"
 
 
 class BaselineError(ValueError):
@@ -92,6 +93,7 @@ class Sample:
     std_ns: float                       # sample standard deviation; 0 for a single step
     peak_device_bytes: Optional[int]    # the largest of its records' (None when none has it)
     peak_host_bytes: Optional[int]
+    outputs_dir: Optional[str]          # its first PASS record's (by repeat) recorded outputs: what runs verify against
 
 
 @dataclasses.dataclass(frozen=True)
@@ -105,6 +107,19 @@ class Speedup:
     speedup_error: float
     baseline_mean_ns: float
     mean_ns: float
+
+
+@dataclasses.dataclass(frozen=True)
+class Verification:
+    """One verified run (``perfprof sweep --verify``): its outputs against those of its workload's
+    baseline sample (a line of verification.csv)."""
+
+    series: str
+    workload: str
+    timestamp: str
+    repeat: int
+    code: str                        # VERIFIED, NO_OUTPUT, NO_BASELINE_OUTPUT or MISMATCH (_outputs.py)
+    mean_rel_error: Optional[float]  # VERIFIED only
 
 
 @dataclasses.dataclass(frozen=True)
@@ -150,6 +165,7 @@ class Aggregation:
     metrics: List[SeriesMetrics]        # by series (in the order above), then time
     speedups: List[Speedup]             # likewise, then workload
     unplaced: int                       # records whose configuration lacks a compared name
+    verifications: List[Verification]   # the PASS runs of a sweep --verify, as the speedups are ordered
 
     def latest_metrics(self) -> List[SeriesMetrics]:
         """Each series' metrics at its most recent sweep, in series order."""
@@ -201,9 +217,11 @@ def _sample(records: Sequence[RunRecord]) -> Optional[Sample]:
     steps = [float(step) for record in passed for step in record.step_times_ns]
     if not steps:
         return None
+    recorded = sorted((record for record in passed if record.outputs_dir), key=lambda record: record.repeat)
     return Sample(mean_ns=statistics.fmean(steps), std_ns=statistics.stdev(steps) if len(steps) > 1 else 0.0,
                   peak_device_bytes=_largest(record.peak_device_bytes for record in passed),
-                  peak_host_bytes=_largest(record.peak_host_bytes for record in passed))
+                  peak_host_bytes=_largest(record.peak_host_bytes for record in passed),
+                  outputs_dir=recorded[0].outputs_dir if recorded else None)
 
 
 def _largest(values: Iterable[Optional[int]]) -> Optional[int]:
@@ -294,7 +312,7 @@ def aggregate(records: Sequence[RunRecord], baseline: Optional[Baseline] = None)
     by_sweep: Dict[Tuple[str, str], List[str]] = defaultdict(list)  # (series, timestamp) -> workloads
     for series, workload, timestamp in groups:
         by_sweep[(series, timestamp)].append(workload)
-    all_metrics, all_speedups = [], []
+    all_metrics, all_speedups, verifications = [], [], []
     for series, timestamp in sorted(by_sweep, key=lambda key: (series_order.index(key[0]), instant(key[1]))):
         speedups, compressions = [], []
         for workload in sorted(by_sweep[(series, timestamp)]):
@@ -304,6 +322,7 @@ def aggregate(records: Sequence[RunRecord], baseline: Optional[Baseline] = None)
                 continue
             speedup, error = (1.0, 0.0) if run is base else speedup_of(base, run)
             speedups.append(Speedup(series, workload, timestamp, speedup, error, base.mean_ns, run.mean_ns))
+            verifications += _verified(series, workload, timestamp, groups[(series, workload, timestamp)], base)
             if (ratio := _compression(base, run)) is not None:
                 compressions.append(ratio)
         sweep_records = [record for workload in by_sweep[(series, timestamp)]
@@ -311,7 +330,20 @@ def aggregate(records: Sequence[RunRecord], baseline: Optional[Baseline] = None)
         left_out = len(by_sweep[(series, timestamp)]) - len(speedups)
         all_metrics.append(_metrics(series, timestamp, sweep_records, speedups, compressions, left_out))
         all_speedups.extend(speedups)
-    return Aggregation(baseline, baseline_series, series_order, all_metrics, all_speedups, unplaced)
+    return Aggregation(baseline, baseline_series, series_order, all_metrics, all_speedups, unplaced, verifications)
+
+
+def _verified(series: str, workload: str, timestamp: str, records: Sequence[RunRecord],
+              base: Sample) -> List[Verification]:
+    """The verification of each PASS run of `records` against `base`'s outputs, when the sweep
+    verified (some run of the group or the baseline recorded outputs)."""
+    from ._outputs import verify
+
+    passed = [record for record in records if record.status == PASS]
+    if base.outputs_dir is None and not any(record.outputs_dir for record in passed):
+        return []
+    return [Verification(series, workload, timestamp, record.repeat, *verify(record.outputs_dir, base.outputs_dir))
+            for record in sorted(passed, key=lambda record: record.repeat)]
 
 
 def _baseline_samples(baseline: Baseline, baseline_series: Optional[str],
@@ -361,6 +393,32 @@ def check_thresholds(aggregation: Aggregation, min_speedup: Optional[float] = No
         if min_pass_rate is not None and metrics.pass_rate_pct < min_pass_rate:
             flags.append(Flag(metrics.series, "pass rate", metrics.pass_rate_text, f"{min_pass_rate:g}%"))
     return flags
+
+
+@dataclasses.dataclass(frozen=True)
+class ToleranceFlag:
+    """A verified run whose outputs are past the tolerance, or could not be compared."""
+
+    verification: Verification
+    tolerance: float
+
+    def __str__(self) -> str:
+        v = self.verification
+        where = f"FLAG series={v.series} workload={v.workload} repeat {v.repeat}"
+        if v.mean_rel_error is None:
+            return f"{where}: outputs not verified ({v.code})"
+        return f"{where}: mean relative error {v.mean_rel_error:.3g} > tolerance {self.tolerance:g}"
+
+
+def check_tolerance(aggregation: Aggregation, tolerance: Optional[float]) -> List[ToleranceFlag]:
+    """The verified runs at each series' latest sweep whose mean relative error is above
+    `tolerance`, or whose outputs could not be compared with their baseline's (not a check
+    when `tolerance` is None)."""
+    if tolerance is None:
+        return []
+    latest = {(metrics.series, metrics.timestamp) for metrics in aggregation.latest_metrics()}
+    return [ToleranceFlag(v, tolerance) for v in aggregation.verifications if (v.series, v.timestamp) in latest
+            and (v.mean_rel_error is None or v.mean_rel_error > tolerance)]
 
 
 def _below(value: float, threshold: float) -> str:
@@ -415,8 +473,11 @@ METRIC_COLUMNS: Tuple[MetricColumn, ...] = (
     _field("compression_ratio"),
 )
 
-#: speedups.csv's columns: the fields of :class:`Speedup`.
-SPEEDUP_COLUMNS: Tuple[str, ...] = tuple(field.name for field in dataclasses.fields(Speedup))
+def _dataclass_rows(kind: type, items: Iterable[object]) -> List[List[object]]:
+    """A CSV of dataclass `items`: the field names, then each item's values (None as an empty cell)."""
+    rows: List[List[object]] = [[field.name for field in dataclasses.fields(kind)]]
+    rows += [[_cell(value) for value in dataclasses.astuple(item)] for item in items]
+    return rows
 
 
 def metric_rows(metrics: Iterable[SeriesMetrics]) -> List[List[object]]:
@@ -432,12 +493,15 @@ def _cell(value: object) -> object:
 
 
 def write_csvs(aggregation: Aggregation, output_dir: str) -> List[str]:
-    """Write metric_report.csv and speedups.csv into `output_dir` (created if need be); their paths."""
+    """Write metric_report.csv and speedups.csv into `output_dir` (created if need be), and
+    verification.csv when runs were verified; their paths."""
     os.makedirs(output_dir, exist_ok=True)
-    speedup_rows: List[List[object]] = [list(SPEEDUP_COLUMNS)]
-    speedup_rows += [list(dataclasses.astuple(speedup)) for speedup in aggregation.speedups]
+    files = [(METRIC_REPORT_FILE, metric_rows(aggregation.metrics)),
+             (SPEEDUPS_FILE, _dataclass_rows(Speedup, aggregation.speedups))]
+    if aggregation.verifications:
+        files.append((VERIFICATION_FILE, _dataclass_rows(Verification, aggregation.verifications)))
     paths = []
-    for name, rows in ((METRIC_REPORT_FILE, metric_rows(aggregation.metrics)), (SPEEDUPS_FILE, speedup_rows)):
+    for name, rows in files:
         path = os.path.join(output_dir, name)
         with open(path, "w", newline="", encoding="utf-8") as file:
             csv.writer(file).writerows(rows)

@@ -47,6 +47,7 @@ class RunRecord:
     peak_device_bytes: Optional[int] = None  # most CUDA memory allocated at once (any device)
     peak_host_bytes: Optional[int] = None    # the run's peak resident set
     run_dir: Optional[str] = None            # the run directory perfprof wrote
+    outputs_dir: Optional[str] = None        # sweep --verify: the folder of its recorded outputs (absolute)
     wall_s: Optional[float] = None           # how long the run's process took
     fingerprint: str = ""                    # configuration_fingerprint(workload, config); filled in when empty
 

@@ -20,12 +20,16 @@ import time
 from typing import Any, Callable, Dict, List, Optional, Pattern, Sequence, Set, Tuple
 
 from ._grid import Dimension, configurations, substituted
+from ._outputs import OUTPUTS_ENV
 from ._results import (FAIL, PASS, RESULTS_FILE, SKIP, TIMEOUT, RunRecord, append_record, config_text,
                        configuration_fingerprint, read_results)
 
 #: A script exits with this code to skip a configuration it does not support (automake's
 #: convention for a skipped test).
 EXIT_SKIP = 77
+
+#: The folder of a run's recorded outputs, in its runs/ folder (sweep --verify).
+OUTPUTS_FOLDER = "outputs"
 
 #: Lines of a failed run's output kept in its record.
 ERROR_LINES = 20
@@ -48,6 +52,7 @@ class SweepPlan:
     filter: Optional[Pattern[str]] = None  # run only the configurations whose text it matches
     resume: bool = True
     warmup_steps: int = 1
+    verify: bool = False           # give each run a folder for its outputs (record_output)
     run_options: List[str] = dataclasses.field(default_factory=list)  # more `perfprof run` options
 
     @property
@@ -133,8 +138,9 @@ def run_job(plan: SweepPlan, job: Job, timestamp: str) -> RunRecord:
     os.makedirs(os.path.dirname(log_path), exist_ok=True)
     base = RunRecord(workload=plan.workload, config=job.config, timestamp=timestamp, repeat=job.repeat,
                      status=FAIL, warmup_steps=plan.warmup_steps, fingerprint=fingerprint)
+    outputs_dir = os.path.abspath(os.path.join(runs_dir, OUTPUTS_FOLDER)) if plan.verify else None
     started = time.monotonic()
-    code = _run_child(_child_command(plan, job, runs_dir, report_path), _child_environment(job.config),
+    code = _run_child(_child_command(plan, job, runs_dir, report_path), _child_environment(job.config, outputs_dir),
                       log_path, plan.timeout_s)
     wall_s = round(time.monotonic() - started, 3)
     if code is None:
@@ -146,7 +152,9 @@ def run_job(plan: SweepPlan, job: Job, timestamp: str) -> RunRecord:
     if code != 0:
         return dataclasses.replace(base, status=FAIL, error=f"exit code {code}:\n{_last_lines(log_path, ERROR_LINES)}",
                                    wall_s=wall_s)
-    return _measured(base, report_path, log_path, wall_s)
+    measured = _measured(base, report_path, log_path, wall_s)
+    recorded = outputs_dir is not None and os.path.isdir(outputs_dir) and bool(os.listdir(outputs_dir))
+    return dataclasses.replace(measured, outputs_dir=outputs_dir) if recorded else measured
 
 
 def _child_command(plan: SweepPlan, job: Job, runs_dir: str, report_path: str) -> List[str]:
@@ -161,8 +169,9 @@ def _child_command(plan: SweepPlan, job: Job, runs_dir: str, report_path: str) -
             "--run-report", report_path, *warmup, *described, *plan.run_options, *target, *substituted(plan.args, job.config)]
 
 
-def _child_environment(config: Dict[str, str]) -> Dict[str, str]:
-    return {**os.environ, **config}
+def _child_environment(config: Dict[str, str], outputs_dir: Optional[str]) -> Dict[str, str]:
+    outputs = {OUTPUTS_ENV: outputs_dir} if outputs_dir else {}
+    return {**os.environ, **config, **outputs}
 
 
 def _run_child(command: Sequence[str], environment: Dict[str, str], log_path: str,
