@@ -13,7 +13,7 @@ import os
 import statistics
 from collections import defaultdict
 from datetime import datetime, timezone
-from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from ._results import PASS, RunRecord, config_text
 
@@ -273,9 +273,10 @@ def _metrics(series: str, timestamp: str, records: Sequence[RunRecord], speedups
 
     values = [speedup.speedup for speedup in speedups]
     p5, p50, p95 = (float(p) for p in numpy.percentile(values, [5, 50, 95])) if values else (None, None, None)
-    compiled = [record for record in records if record.status == PASS and record.compile_time_ns is not None]
-    compile_times = [record.compile_time_ns for record in compiled]
-    sources = sorted({record.compile_source or "unknown" for record in compiled})
+    compiled = [(time, record.compile_source) for record in records
+                if record.status == PASS and (time := record.compile_time_ns) is not None]
+    compile_times = [time for time, _ in compiled]
+    sources = sorted({source or "unknown" for _, source in compiled})
     return SeriesMetrics(
         series=series, timestamp=timestamp, workloads=len(values), left_out=left_out,
         geomean_speedup=geomean(values), p5_speedup=p5, p50_speedup=p50, p95_speedup=p95,
@@ -473,7 +474,7 @@ METRIC_COLUMNS: Tuple[MetricColumn, ...] = (
     _field("compression_ratio"),
 )
 
-def _dataclass_rows(kind: type, items: Iterable[object]) -> List[List[object]]:
+def _dataclass_rows(kind: type, items: Iterable[Any]) -> List[List[object]]:
     """A CSV of dataclass `items`: the field names, then each item's values (None as an empty cell)."""
     rows: List[List[object]] = [[field.name for field in dataclasses.fields(kind)]]
     rows += [[_cell(value) for value in dataclasses.astuple(item)] for item in items]
