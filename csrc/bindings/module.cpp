@@ -367,11 +367,14 @@ PYBIND11_MODULE(_core, m) {
       .def("steps",
            [](const Trace& t) {
              py::list steps;
-             for (const ProfilerStep& step : profiler_steps(t.model())) steps.append(py::make_tuple(step.number, step.finished));
+             for (const ProfilerStep& step : profiler_step_ranges(t.model())) {
+               steps.append(py::make_tuple(step.number, step.finished));
+             }
              return steps;
            },
-           "(N, finished) for each ProfilerStep#N, in order; a step is unfinished when it was still\n"
-           "running as recording ended (a capture cut short).")
+           "(N, finished) for each ProfilerStep#N range, in order, the tail the profiler stopped in\n"
+           "included; a range is unfinished when it was still running as recording ended (a capture\n"
+           "cut short).")
       .def("ranges", [](const Trace& t) { return ranges_of(t.model()); },
            "List of (name, category, tid, begin_ns, end_ns, end_tid, flags) tuples.")
       .def("gpu_activities", [](const Trace& t) { return gpu_activities_of(t.model()); },
@@ -636,6 +639,13 @@ PYBIND11_MODULE(_core, m) {
     ActivityCollector::push_host_range(id);
     return id;
   }, py::arg("step"), "Begin the ProfilerStep#<step> range; returns its id (0 when steps are not recorded).");
+  m.def("end_step", [](uint64_t id, bool by_stop) {
+    if (id == 0) return;
+    ActivityCollector::pop_host_range();
+    Recorder::instance().end_recorded_step(id, by_stop);
+  }, py::arg("range_id"), py::arg("by_stop"),
+        "End a range returned by begin_step: at a step boundary, or (by_stop) because the profiler\n"
+        "stops inside it, which makes it the run's tail rather than a step.");
   m.def("filter_mstx_domains", [](std::vector<std::string> include, std::vector<std::string> exclude) {
     Mstx::instance().filter_domains(std::move(include), std::move(exclude));
   }, py::arg("include"), py::arg("exclude"));

@@ -40,6 +40,15 @@ inline uint64_t step_number(const RawEvent& event) {
   return step;
 }
 
+// A schedule step's end event says in the first reserved byte how the step ended: 0 at a step
+// boundary (profile.step()), 1 because the profiler stopped inside it. The latter is the stretch
+// after the last step (its tail), which torch also names ProfilerStep#N but which is no step.
+inline void set_step_ended_by_stop(RawEvent& event, bool by_stop) { event.reserved[0] = by_stop ? 1 : 0; }
+
+inline bool step_ended_by_stop(const RawEvent& event) {
+  return event.kind == EventKind::RangeEnd && event.range_kind == RangeKind::Step && event.reserved[0] == 1;
+}
+
 // A counter event carries its metric in the first reserved byte (0, User, for a user's counter):
 // the samplers' counters are named by their instance ("cpu3", "GPU 0").
 inline void set_counter_metric(RawEvent& event, CounterMetric metric) { event.reserved[0] = static_cast<uint8_t>(metric); }

@@ -65,6 +65,14 @@ class Recorder {
   void end_recorded_range(uint64_t id) noexcept {
     if (id != 0 && channels() != 0) end_range(id);
   }
+  // Ends schedule step `id` as end_recorded_range does, saying whether the profiler stopped
+  // inside it (event.h) rather than at a step boundary.
+  void end_recorded_step(uint64_t id, bool by_stop) noexcept {
+    if (id == 0 || channels() == 0) return;
+    RawEvent event{now_ns(), id, kEmptyString, kNoArgs, EventKind::RangeEnd, RangeKind::Step, {}};
+    set_step_ended_by_stop(event, by_stop);
+    append(event);
+  }
   void instant(StringId name, RangeKind kind, ArgSetId args) noexcept {
     append({now_ns(), 0, name, args, EventKind::Instant, kind, {}});
   }

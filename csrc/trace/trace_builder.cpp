@@ -50,7 +50,7 @@ class Builder {
         ++model_.stats.unmatched_range_ends;
         continue;
       }
-      close(it->second, event.ts_ns, track);
+      close(it->second, event, track);
       open.erase(it);
     }
     for (const auto& [id, i] : open) {
@@ -157,16 +157,17 @@ class Builder {
 
   void end_range(const RawEvent& event, uint32_t track) {
     if (!open_stack_.empty() && open_stack_.back().first == event.payload) {
-      close(open_stack_.back().second, event.ts_ns, track);
+      close(open_stack_.back().second, event, track);
       open_stack_.pop_back();
     } else {
       deferred_ends_.emplace_back(event, track);
     }
   }
 
-  void close(size_t i, int64_t end_ns, uint32_t end_track) {
-    model_.ranges.end_ns[i] = end_ns;
+  void close(size_t i, const RawEvent& end, uint32_t end_track) {
+    model_.ranges.end_ns[i] = end.ts_ns;
     model_.ranges.end_track[i] = end_track;
+    if (step_ended_by_stop(end)) model_.ranges.flags[i] |= kRangeStepTail;
   }
 
   void add_instant(const RawEvent& event, uint32_t track) {

@@ -39,6 +39,7 @@ enum RangeFlag : uint8_t {
   kRangeUnfinished = 1u << 0,  // still open when collection stopped: ends at the window end
   kRangeAsync = 1u << 1,       // ends on another thread, or overlaps a sibling: not a nested slice
   kRangeImported = 1u << 2,    // recorded by torch's profiler: times converted from its clock
+  kRangeStepTail = 1u << 3,    // a ProfilerStep#N range the profiler stopped in: the tail, not a step
 };
 
 // A row of RangeTable, as it is appended.

@@ -66,6 +66,10 @@ def name_thread(os_tid: int, name: str) -> None:
 def begin_step(step: int) -> int:
     """Begin the ProfilerStep#<step> range; returns its id (0 when steps are not recorded)."""
 
+def end_step(range_id: int, by_stop: bool) -> None:
+    """End a range returned by begin_step: at a step boundary, or (by_stop) because the profiler
+    stops inside it, which makes it the run's tail rather than a step."""
+
 def filter_mstx_domains(include: Sequence[str], exclude: Sequence[str]) -> None:
     """Record mstx markers of the domains in `include` (all when empty) and not in `exclude`."""
 
@@ -272,7 +276,8 @@ class Trace(metaclass=_pybind11_type):
     @property
     def gpu_devices(self) -> list[GpuDevice]: ...
     def steps(self) -> list[tuple[str, bool]]:
-        """(N, finished) for each ProfilerStep#N, in order."""
+        """(N, finished) for each ProfilerStep#N range, in order, the tail the profiler stopped in
+        included."""
 
     def ranges(self) -> list[_RangeRow]: ...
     def gpu_activities(self) -> list[GpuActivity]: ...

@@ -19,6 +19,7 @@ import traceback
 from typing import Any, Callable, Dict, List, Optional
 
 from ._dynamic_config import DynamicConfig
+from ._logging import logger
 from ._options import ProfilerOptions
 from .schedule import ProfilerAction
 
@@ -49,6 +50,8 @@ class RunProfile:
     analyse: bool = True
     config: Optional[DynamicConfig] = None
     config_source: str = ""
+    warmup_steps: int = 0  # the first steps counted as start-up, not as steps (no ProfilerStep range)
+    metadata: Dict[str, str] = dataclasses.field(default_factory=dict)  # add_metadata(key, value) for each
     auto_plot: Optional[bool] = None  # --auto-plot / --no-auto-plot; None: as the config says (off without one)
     plot_required: bool = False
 
@@ -88,9 +91,14 @@ def run(target: RunTarget, how: RunProfile) -> RunOutcome:
         after_import(OPTIMIZER_MODULE, lambda module: module.register_optimizer_step_post_hook(
             lambda optimizer, args, kwargs: profiler.step()))
     if how.config is not None:
-        profiler.request(_with_plot_flags(how.config, how), how.config_source)
+        config = _with_plot_flags(how.config, how)
+        profiler.request(dataclasses.replace(config, metadata={**config.metadata, **how.metadata}), how.config_source)
     else:
-        profiler.begin(_profile(how), "perfprof run")
+        prof = _profile(how)
+        for key, value in how.metadata.items():
+            prof.add_metadata(key, value)
+        _count_start_up(prof, how.warmup_steps)
+        profiler.begin(prof, "perfprof run")
     try:
         code = _execute(target)
     finally:
@@ -113,6 +121,38 @@ def _profile(how: RunProfile):  # type: ignore[no-untyped-def]
     return profile(**how.options.as_kwargs(), schedule=how.schedule or _record_every_step,
                    on_trace_ready=tensorboard_trace_handler(how.output, how.worker_name, analyse_flag=how.analyse,
                                                             auto_plot=how.auto_plot, plot_required=how.plot_required))
+
+
+def _count_start_up(prof, warmup_steps: int) -> None:  # type: ignore[no-untyped-def]
+    """Keep the script's start-up out of its steps: the profile records from the script's start,
+    but its first step begins at the first call of a torch.nn.Module (the first forward pass) or,
+    with `warmup_steps`, at that step boundary (docs/analysis.md, "Steps")."""
+    if warmup_steps > 0:
+        prof._start_steps_at(warmup_steps)
+        return
+    from _perfprof_autostart import after_import
+
+    prof._start_steps_at(1)
+    after_import(_MODULE_MODULE, lambda module: _call_once_at_first_module_call(module, prof._first_step_begins))
+
+
+_MODULE_MODULE = "torch.nn.modules.module"
+
+
+def _call_once_at_first_module_call(module: Any, callback: Callable[[], None]) -> None:
+    """Call `callback` at the first call of any torch.nn.Module, through a global forward
+    pre-hook removed at that call: torch.compile warns about global hooks (and traces them into
+    its graphs) when it compiles, which comes after."""
+    handle: Any = None
+
+    def first_call(_module: Any, _args: Any) -> None:
+        handle.remove()
+        try:
+            callback()
+        except Exception as error:  # never into the script's forward pass
+            logger.warning("perfprof run: cannot begin the first step at the first module call: %r", error)
+
+    handle = module.register_module_forward_pre_hook(first_call)
 
 
 def _execute(target: RunTarget) -> int:

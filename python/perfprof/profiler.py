@@ -436,6 +436,9 @@ class profile(_KinetoProfile):
         self.on_trace_ready = on_trace_ready
         self._controller = _core.StepController()
         self._step_range = 0
+        # The first step that gets a ProfilerStep#N range; the time before it is start-up. 0, as
+        # torch.profiler, except under `perfprof run` (see _first_step_begins).
+        self._first_ranged_step = 0
         # start(), step() and stop() run one at a time (two threads stepping one profiler would
         # otherwise both run a transition), and only in the process that started the profiler:
         # a fork()ed child that leaves through the with-block must not stop or save the parent's
@@ -516,7 +519,7 @@ class profile(_KinetoProfile):
         with self._lifecycle:
             if self._owner_pid != os.getpid():
                 return
-            self._end_step_range()
+            self._end_step_range(by_stop=True)
             self._owner_pid, self._stopped = None, True
             try:
                 self._run(self._controller.stop())
@@ -569,12 +572,28 @@ class profile(_KinetoProfile):
             raise handler_error
 
     def _begin_step_range(self) -> None:
-        if self.record_steps:
+        if self.record_steps and self.step_num >= self._first_ranged_step:
             self._step_range = _core.begin_step(self.step_num)
 
-    def _end_step_range(self) -> None:
+    def _start_steps_at(self, step: int) -> None:
+        """``perfprof run``: the steps before `step` are start-up and get no ProfilerStep#N range
+        (the run is profiled from the script's start, long before its first step); with `step` 1,
+        :meth:`_first_step_begins` can begin step 0's range earlier. Called before start()."""
+        self._first_ranged_step = step
+
+    def _first_step_begins(self) -> None:
+        """``perfprof run``: the first step begins now (the first forward pass), before the first
+        step boundary; no effect once a step has begun, nor when the run counts warm-up steps."""
+        with self._lifecycle:
+            if self._owner_pid == os.getpid() and not self._step_range and self.step_num + 1 == self._first_ranged_step:
+                self._first_ranged_step = self.step_num
+                self._begin_step_range()
+
+    def _end_step_range(self, by_stop: bool = False) -> None:
+        # The range the profiler stops in (`by_stop`) is kept, as torch keeps it, but marked: it
+        # is the stretch after the last step, the run's tail, not a step (docs/analysis.md).
         if self._step_range:
-            _core.annotation_end(self._step_range)
+            _core.end_step(self._step_range, by_stop)
             self._step_range = 0
 
     def _trace_ready(self) -> None:

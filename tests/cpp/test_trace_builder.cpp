@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "test_util.h"
+#include "analysis/profiler_steps.h"
 #include "capture/live_capture.h"
 #include "trace/trace_builder.h"
 
@@ -128,6 +129,41 @@ TEST(TraceBuilder, UnfinishedRangeEndsAtWindowEnd) {
   expect_range(model, "open", {100, 5000, 0, 0, kRangeUnfinished});
   expect_range(model, "closed", {200, 300, 0, 0, 0});
   EXPECT_EQ(model.stats.unfinished_ranges, 1u);
+}
+
+// The end of a step the profiler stopped in, as Recorder::end_recorded_step(id, true) writes it.
+RawEvent step_end_at_stop(int64_t ts_ns, uint64_t id) {
+  RawEvent event = end_event(ts_ns, id);
+  event.range_kind = RangeKind::Step;
+  set_step_ended_by_stop(event, true);
+  return event;
+}
+
+TEST(TraceBuilder, TheStepTheProfilerStoppedInIsTheTailNotAStep) {
+  const TraceModel model = build({thread_events(
+      0, 101, "main",
+      {begin_event(100, 1, "ProfilerStep#0", "user_annotation"), end_event(200, 1),
+       begin_event(200, 2, "ProfilerStep#1", "user_annotation"), end_event(300, 2),
+       begin_event(300, 3, "ProfilerStep#2", "user_annotation"), step_end_at_stop(450, 3)})});
+  expect_range(model, "ProfilerStep#1", {200, 300, 0, 0, 0});
+  expect_range(model, "ProfilerStep#2", {300, 450, 0, 0, kRangeStepTail});  // kept in the trace
+  std::vector<std::string> steps;
+  for (const ProfilerStep& step : profiler_steps(model)) steps.push_back(step.number);
+  EXPECT_EQ(steps, (std::vector<std::string>{"0", "1"}));
+  const std::vector<ProfilerStep> ranges = profiler_step_ranges(model);
+  ASSERT_EQ(ranges.size(), 3u);
+  EXPECT_TRUE(ranges[2].finished && ranges[2].stopped_in && !ranges[2].is_step());
+}
+
+TEST(TraceBuilder, AStepStillRunningWhenRecordingEndedIsNoStep) {
+  const TraceModel model =
+      build({thread_events(0, 101, "main",
+                           {begin_event(100, 1, "ProfilerStep#0", "user_annotation"), end_event(200, 1),
+                            begin_event(200, 2, "ProfilerStep#1", "user_annotation")})},
+            {0, 5000});
+  ASSERT_EQ(profiler_steps(model).size(), 1u);
+  EXPECT_EQ(profiler_steps(model)[0].number, "0");
+  EXPECT_EQ(profiler_step_ranges(model).size(), 2u);
 }
 
 TEST(TraceBuilder, EndWithoutBeginIsCounted) {

@@ -11,6 +11,8 @@ import pytest
 from click.testing import CliRunner
 
 from perfprof.cli.aggregate import aggregate as aggregate_command
+from perfprof.experiments._aggregate import METRIC_COLUMNS
+from perfprof.experiments._charts import chart_of
 from perfprof.experiments import (FAIL, PASS, TIMEOUT, Baseline, RunRecord, SeriesMetrics, aggregate,
                                   parse_baseline, read_results)
 
@@ -19,9 +21,10 @@ T1, T2 = "2026-01-05T10:00:00+00:00", "2026-01-12T10:00:00+00:00"
 
 def run(workload: str, config: Dict[str, str], timestamp: str, steps: List[int], status: str = PASS,
         repeat: int = 0, warmup: int = 0, compile_ns: Optional[float] = None, device: Optional[int] = None,
-        host: Optional[int] = None) -> RunRecord:
+        host: Optional[int] = None, compile_source: str = "dynamo") -> RunRecord:
     return RunRecord(workload=workload, config=config, timestamp=timestamp, repeat=repeat, status=status,
                      step_times_ns=steps, warmup_steps=warmup, compile_time_ns=compile_ns,
+                     compile_source=compile_source if compile_ns is not None else None,
                      peak_device_bytes=device, peak_host_bytes=host)
 
 
@@ -37,7 +40,8 @@ C1 = {"compile": "1"}
 def two_sweeps() -> List[RunRecord]:
     """One series (compile=1), workloads a, b, c at T1 and T2, and d failing at T2.
 
-    a: 100 -> 50 (two repeats at T2, [60, 40] after a 999 warm-up step, and [50, 50]); device 1000 -> 500
+    a: 100 -> 50 (two repeats at T2, [60, 40] after a warm-up step the run counted as start-up, and
+       [50, 50]); device 1000 -> 500
     b: 200 -> 400; device 1000 host 800 at T1, host 200 only at T2 (compared by host bytes)
     c: 300 -> 100; no peaks
     """
@@ -45,7 +49,7 @@ def two_sweeps() -> List[RunRecord]:
         run("a.py", C1, T1, [100, 100], device=1000),
         run("b.py", C1, T1, [200, 200], device=1000, host=800),
         run("c.py", C1, T1, [300, 300]),
-        run("a.py", C1, T2, [999, 60, 40], warmup=1, compile_ns=2e9, device=400),
+        run("a.py", C1, T2, [60, 40], warmup=1, compile_ns=2e9, device=400),
         run("a.py", C1, T2, [50, 50], repeat=1, device=500),
         run("b.py", C1, T2, [400, 400], compile_ns=4e9, host=200),
         run("c.py", C1, T2, [100, 100]),
@@ -157,13 +161,50 @@ def test_error_propagation():
     assert (second.baseline_mean_ns, second.mean_ns) == (m_b, m_r)
 
 
+def test_error_bars_never_go_below_zero():
+    # A noisy run: speedup 100/50 = 2 with an error of about 2.8, more than the speedup itself.
+    records = [run("w.py", C1, T1, [100, 100]), run("w.py", C1, T2, [1, 99])]
+    (line,) = chart_of(aggregate(records, parse_baseline("oldest")), "latest").lines
+    (speedup,) = line.y
+    below, above = line.error
+    assert speedup == pytest.approx(2.0) and above[0] > speedup
+    assert below == [speedup]  # the bar reaches 0, not below
+    assert all(y - low >= 0 for y, low in zip(line.y, below))
+
+
+def test_one_sweep_without_a_baseline_says_how_to_pick_one(tmp_path):
+    one_sweep = [record for record in config_sweeps() if record.timestamp == T1]
+    result = invoke(write(tmp_path, one_sweep))
+    assert result.exit_code == 2
+    message = " ".join(result.stderr.split())
+    assert "every speedup would be 1.000" in message
+    assert "--baseline bs=8" in message and "the grid varies bs, compile" in message
+    assert not (tmp_path / "speedups.csv").exists()
+    chosen = invoke(write(tmp_path, one_sweep), "--baseline", "compile=0")
+    assert chosen.exit_code == 0, chosen.output
+    speedups = read_csv(tmp_path / "speedups.csv")
+    assert {row["speedup"] for row in speedups} != {"1.0"}
+    # Several sweeps keep the default, each configuration's oldest sweep.
+    assert aggregate(config_sweeps()).baseline == parse_baseline("oldest")
+
+
+def test_the_mean_compile_time_says_what_it_is():
+    eager = [run("w.py", C1, T1, [100, 100], compile_ns=1e7, compile_source="first_step_excess"),
+             run("w.py", C1, T2, [100, 100], compile_ns=3e7, compile_source="first_step_excess")]
+    metrics = aggregate(eager, parse_baseline("oldest")).metrics
+    assert [(m.mean_compile_time_s, m.compile_time_source) for m in metrics] == [
+        (pytest.approx(0.01), "first_step_excess"), (pytest.approx(0.03), "first_step_excess")]
+    (column,) = [column for column in METRIC_COLUMNS if column.heading == "mean compile time (s)"]
+    assert column.text(metrics[0]) == "0.01 (first_step_excess)"
+
+
 def test_left_out_workloads():
     records = [
         run("a.py", C1, T1, [100]), run("a.py", C1, T2, [100]),
         run("fails.py", C1, T1, [], status=FAIL), run("fails.py", C1, T2, [100]),  # T1 no sample; T2 its own baseline
         run("new.py", {"compile": "0"}, T2, [100]),
         run("x.py", {"compile": "0"}, T1, [], status=FAIL),
-        run("x.py", {"compile": "0"}, T2, [10, 20, 30], warmup=3),           # PASS with no step after warm-up
+        run("x.py", {"compile": "0"}, T2, [], warmup=3),                     # PASS with no step after warm-up
     ]
     result = aggregate(records, parse_baseline("oldest"))
     assert [(m.series, m.timestamp, m.workloads, m.left_out) for m in result.metrics] == [
@@ -195,15 +236,17 @@ def test_csv_files(tmp_path):
     with open(tmp_path / "metric_report.csv", newline="") as file:
         header = next(csv.reader(file))
     assert header == ["series", "timestamp", "workloads", "left_out", "geomean_speedup", "p5_speedup", "p50_speedup",
-                      "p95_speedup", "passed", "total", "pass_rate_pct", "mean_compile_time_s", "compression_ratio"]
+                      "p95_speedup", "passed", "total", "pass_rate_pct", "mean_compile_time_s", "compile_time_source",
+                      "compression_ratio"]
     first, second = read_csv(tmp_path / "metric_report.csv")
     assert first == {"series": "compile=1", "timestamp": T1, "workloads": "3", "left_out": "0",
                      "geomean_speedup": "1.0", "p5_speedup": "1.0", "p50_speedup": "1.0", "p95_speedup": "1.0",
                      "passed": "3", "total": "3", "pass_rate_pct": "100.0", "mean_compile_time_s": "",
-                     "compression_ratio": "1.0"}
+                     "compile_time_source": "", "compression_ratio": "1.0"}
     assert float(second["geomean_speedup"]) == pytest.approx(3 ** (1 / 3))
     assert (second["left_out"], second["passed"], second["total"], second["pass_rate_pct"]) == ("1", "4", "5", "80.0")
     assert float(second["mean_compile_time_s"]) == pytest.approx(3.0)
+    assert second["compile_time_source"] == "dynamo"
     speedups = read_csv(tmp_path / "speedups.csv")
     assert list(speedups[0]) == ["series", "workload", "timestamp", "speedup", "speedup_error", "baseline_mean_ns",
                                  "mean_ns"]
@@ -296,8 +339,11 @@ def regressed() -> List[RunRecord]:
             run("v.py", C1, T2, [], status=FAIL)]
 
 
+THRESHOLDS = ("--min-speedup", "0.95", "--min-compression", "0.9", "--min-pass-rate", "90")
+
+
 def test_thresholds_flag_each_metric(tmp_path):
-    result = invoke(write(tmp_path, regressed()))
+    result = invoke(write(tmp_path, regressed()), *THRESHOLDS)
     assert result.exit_code == 1
     flags = [line for line in result.stderr.splitlines() if line.startswith("FLAG")]
     assert flags == ["FLAG series=compile=1: geomean speedup 0.91 < 0.95",
@@ -314,8 +360,15 @@ def test_custom_thresholds_are_honoured(tmp_path):
         "FLAG series=compile=1: geomean speedup 0.91 < 0.92"]
 
 
+def test_without_thresholds_nothing_is_flagged_and_it_exits_0(tmp_path):
+    # A regressed series, but the user asked for no threshold: aggregate reports, and exits 0.
+    result = invoke(write(tmp_path, regressed()))
+    assert result.exit_code == 0, result.output
+    assert "FLAG" not in result.output
+
+
 def test_no_flag_exits_0(tmp_path):
-    result = invoke(write(tmp_path, two_sweeps()[:-1]))                      # without the failing d
+    result = invoke(write(tmp_path, two_sweeps()[:-1]), *THRESHOLDS)         # without the failing d
     assert result.exit_code == 0, result.output
     assert "FLAG" not in result.output
 
@@ -323,7 +376,7 @@ def test_no_flag_exits_0(tmp_path):
 def test_the_config_baseline_series_is_flagged_for_its_pass_rate_only(tmp_path):
     records = config_sweeps() + [run("train.py", {"bs": "64", "compile": "0"}, T2, [], status=FAIL)]
     result = invoke(write(tmp_path, records), "--baseline", "compile=0", "--min-speedup", "100",
-                    "--min-compression", "100")
+                    "--min-compression", "100", "--min-pass-rate", "90")
     assert result.exit_code == 1
     assert [line for line in result.stderr.splitlines() if line.startswith("FLAG")] == [
         "FLAG series=compile=0: pass rate 66.7%, 2/3 < 90%",

@@ -9,19 +9,20 @@ import io
 import os
 import shutil
 import sqlite3
-import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Dict, List
 
+import numpy
 import pytest
 import torch
 from click.testing import CliRunner
 
 import perfprof
 from database_checks import query
+from perfprof import analysis
 from perfprof.cli import main
 from perfprof.cli.compare import compare
 from perfprof.experiments import PASS, CompareError, RunRecord, compare_runs, resolve_run
@@ -96,7 +97,8 @@ def database(run_dir: str) -> str:
 def test_the_slowed_operator_is_the_top_regression_and_the_threshold_sets_the_exit_code(runs):
     result = invoke(runs["base"], runs["new"], "--csv", "--fail-if-slower", "5%")
     assert result.exit_code == 1
-    assert f"new ({runs['new']}): mean step" in result.stderr and "above base's" in result.stderr
+    # The run named by what tells it apart (its folder here), then its path.
+    assert f"new (new0: {runs['new']}): mean step" in result.stderr and "above base's" in result.stderr
     operators = csv_sections(result.stdout)["operators"]
     first = operators[0]
     assert first["name"] == SLOW_OP, operators[:3]
@@ -139,18 +141,26 @@ def test_on_80_columns_each_section_is_a_table_of_one_line_per_row(runs):
     assert sum(os.path.basename(runs[name]) in runs_table for name in ("base", "new")) == 2
 
 
-def test_steps_equal_step_time_and_the_mean_leaves_out_the_warmup_step(runs):
+def test_steps_equal_step_time_and_the_statistics_are_the_runs_step_statistics(runs):
+    # The mean and median are those of every step (step_statistics, as summary reads them); compare
+    # once left out the first step, so that one run read differently here and in summary.
     sections = csv_sections(invoke(runs["base"], runs["new"], "--csv").stdout)
     rows = {row["step"]: row for row in sections["steps"]}
-    assert [row["step"] for row in sections["steps"]][:2] == ["mean", "median"]
+    assert [row["step"] for row in sections["steps"]][:4] == ["mean", "median", "p5", "p95"]
     for name, column in (("base", "base_duration_ns"), ("new", "new_duration_ns")):
         steps = query(database(runs[name]), "SELECT id, endNs - startNs FROM STEP_TIME ORDER BY id")
         assert len(steps) == ACTIVE_STEPS
         assert {str(step): int(rows[str(step)][column]) for step, _ in steps} == dict(
             (str(step), duration) for step, duration in steps)
-        after_warmup = [duration for _, duration in steps[1:]]
-        assert float(rows["mean"][column]) == pytest.approx(statistics.mean(after_warmup))
-        assert float(rows["median"][column]) == pytest.approx(statistics.median(after_warmup))
+        durations = numpy.array([duration for _, duration in steps], dtype=float)
+        assert float(rows["mean"][column]) == pytest.approx(durations.mean(), rel=1e-12)
+        assert float(rows["median"][column]) == pytest.approx(numpy.median(durations), rel=1e-12)
+        assert float(rows["p5"][column]) == pytest.approx(numpy.percentile(durations, 5), rel=1e-12)
+        assert float(rows["p95"][column]) == pytest.approx(numpy.percentile(durations, 95), rel=1e-12)
+        with analysis.open_run(runs[name]) as run:
+            (expected,) = analysis.step_statistics(run).to_dicts()
+        assert (float(rows["mean"][column]), float(rows["median"][column])) == pytest.approx(
+            (expected["avg_ns"], expected["median_ns"]), rel=1e-12)
     step = rows[sorted(rows)[0]]
     assert int(step["new_diff_ns"]) == int(step["new_duration_ns"]) - int(step["base_duration_ns"])
     assert float(step["new_ratio"]) == pytest.approx(int(step["new_duration_ns"]) / int(step["base_duration_ns"]))

@@ -5,6 +5,7 @@ import dataclasses
 import json
 import logging
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -40,6 +41,18 @@ def home(tmp_path, monkeypatch):
 def step_times(durations_ms=(9, 11, 10, 12, 10)):
     return Table.of("step_times", "Step times", ["step", "start_ns", "end_ns", "duration_ns"],
                     [(step, step * 20 * MS, step * 20 * MS + ms * MS, ms * MS) for step, ms in enumerate(durations_ms)])
+
+
+def step_times_plotted(durations_ms=(9, 11, 10, 12, 10)):
+    """step_times as the step_times plot loads it: with the run's median step on every row."""
+    table = step_times(durations_ms)
+    return Table.of(table.name, table.title, table.columns + ("median_ns",),
+                    [row + (statistics.median(durations_ms) * MS,) for row in table.rows])
+
+
+def step_statistics(durations_ms=(9, 11, 10, 12, 10)):
+    return Table.of("step_statistics", "", ["count", "median_ns"],
+                    [(len(durations_ms), statistics.median(durations_ms) * MS)])
 
 
 def step_time_breakdown():
@@ -98,7 +111,7 @@ def empty(table):
 
 
 SINGLE_RUN_CASES = {
-    "step_times": (_single_run.step_times, step_times),
+    "step_times": (_single_run.step_times, step_times_plotted),
     "step_time_breakdown": (_single_run.step_time_breakdown, step_time_breakdown),
     "top_kernels": (_single_run.top_kernels, top_kernels),
     "top_operators": (_single_run.top_operators, top_operators),
@@ -155,9 +168,26 @@ def test_the_themes_differ(tmp_path):
     backgrounds = []
     for theme in ("light", "dark"):
         with themed(theme):
-            save(_single_run.step_times(step_times()), str(tmp_path / f"{theme}.png"))
+            save(_single_run.step_times(step_times_plotted()), str(tmp_path / f"{theme}.png"))
         backgrounds.append(matplotlib.image.imread(str(tmp_path / f"{theme}.png"))[0, 0, :3].mean())
     assert backgrounds[0] > 0.9 > 0.2 > backgrounds[1]  # a white corner, a near-black one
+
+
+def test_step_times_draws_the_median_step_time_of_step_statistics():
+    # An even count: the median is the mean of the two middle steps (10.5 ms), not the larger (11).
+    figure = _single_run.step_times(step_times_plotted((9, 11, 10, 12)))
+    assert [text.get_text() for text in figure.axes[0].get_legend().get_texts()] == ["median 10.5 ms"]
+
+
+def test_the_step_times_plot_reads_the_runs_step_statistics(tmp_path):
+    from perfprof.plots._catalogue import step_times_with_median
+
+    (run_dir,) = cpu_run(tmp_path, export_type=["text", "db"]).run_dirs
+    with analysis.open_run(run_dir) as run:
+        table = step_times_with_median(run)
+        (expected,) = analysis.step_statistics(run).to_dicts()
+        assert table.column("duration_ns") == [row["duration_ns"] for row in analysis.step_times(run)]
+    assert set(table.column("median_ns")) == {expected["median_ns"]}
 
 
 def test_a_run_without_data_is_still_listed_in_a_comparison():
@@ -248,8 +278,9 @@ def test_baselines_and_treatments_group_the_runs(tmp_path):
     config = tmp_path / "groups.yaml"
     config.write_text("baselines: ['*_base_*']\ntreatments: ['*_new_*']\n")
     job = prepare([str(tmp_path)], config_file=str(config))
-    assert [(run.label, run.group) for run in job.runs] == [
-        ("[baseline] b_base", "baseline"), ("[treatment] a_new", "treatment"), ("c_other", "")]
+    # Labelled at drawing time by what tells the runs apart (test_run_labels.py), the group first.
+    assert [(os.path.basename(run.path).rsplit("_", 1)[0], run.group) for run in job.runs] == [
+        ("b_base", "baseline"), ("a_new", "treatment"), ("c_other", "")]
 
 
 def test_a_path_without_a_run_is_an_error_that_says_so(tmp_path):
@@ -276,7 +307,8 @@ def cpu_run(directory, export_type=("text",), **handler_args):
 @pytest.fixture
 def fake_analyses(monkeypatch):
     """The analyses the plots read, answering hand-made tables (GPU ones empty, as on a CPU run)."""
-    answers = {"step_times": step_times(), "step_time_breakdown": step_time_breakdown(),
+    answers = {"step_times": step_times(), "step_statistics": step_statistics(),
+               "step_time_breakdown": step_time_breakdown(),
                "top_kernels": empty(top_kernels()), "top_operators": top_operators(),
                "gpu_utilization": empty(gpu_utilization()), "memory_over_time": empty(memory_over_time()),
                "idle_time_breakdown": empty(idle_time_breakdown()),

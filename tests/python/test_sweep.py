@@ -2,6 +2,7 @@
 failures recorded while the sweep goes on, resume, timeouts, skips and filters."""
 from __future__ import annotations
 
+import csv
 import json
 import os
 import subprocess
@@ -9,12 +10,15 @@ import sys
 import textwrap
 import time
 from pathlib import Path
+from typing import Dict, List
 
 import pytest
 
-from perfprof.experiments import FAIL, PASS, SKIP, TIMEOUT, read_results
+from perfprof import analysis
+from perfprof.analysis._run_labels import run_labels
+from perfprof.experiments import FAIL, PASS, SKIP, TIMEOUT, RunRecord, aggregate, parse_baseline, read_results
+from perfprof.plots._catalogue import step_times_with_median
 from perfprof.experiments._grid import configurations, parse_grid, substituted
-from perfprof.experiments._sweep import StepStatistics, step_statistics
 
 # A small CPU training loop: BATCH from {BATCH} in its arguments, COMPILE from the environment;
 # batch 0 raises (a configuration that fails).
@@ -77,15 +81,21 @@ def test_a_2x2_grid_with_two_repeats_passes_eight_runs_then_resume_runs_nothing(
     for record in records:
         assert record.workload == "train.py --batch {BATCH}"
         assert len({r.timestamp for r in records}) == 1  # one sweep, one timestamp
-        # A run directory per run, its steps: the first (start-up, compilation) and three optimizer steps.
+        # A run directory per run, its steps: three optimizer steps, the first (--warmup 1, the
+        # default) counted as start-up; the statistics are the run's step_statistics.
         assert record.run_dir and os.path.isdir(tmp_path / record.run_dir)
-        assert len(record.step_times_ns) == 3 and record.warmup_steps == 1
-        steady = record.step_times_ns[1:]
-        assert record.mean_step_ns == pytest.approx(sum(steady) / len(steady))
-        assert record.compile_time_ns == pytest.approx(record.step_times_ns[0] - record.median_step_ns)
+        assert len(record.step_times_ns) == 2 and record.warmup_steps == 1
+        with analysis.open_run(str(tmp_path / record.run_dir)) as run:
+            assert record.step_times_ns == [row["duration_ns"] for row in analysis.step_times(run)]
+            (statistics,) = analysis.step_statistics(run).to_dicts()
+        assert (record.mean_step_ns, record.median_step_ns, record.p5_step_ns, record.p95_step_ns,
+                record.std_step_ns, record.startup_ns, record.tail_ns, record.compile_time_ns) == (
+            statistics["avg_ns"], statistics["median_ns"], statistics["p5_ns"], statistics["p95_ns"],
+            statistics["stddev_ns"], statistics["startup_ns"], statistics["tail_ns"], statistics["compile_ns"])
+        assert record.mean_step_ns == pytest.approx(sum(record.step_times_ns) / 2)
         assert record.peak_host_bytes > 10 << 20
-        # torch.compile's own compile time is there exactly when it compiled.
-        assert (record.compile_events_ns is not None) == (record.config["COMPILE"] == "1")
+        # TorchDynamo's compile time when it compiled, else the labelled first-step excess.
+        assert record.compile_source == ("dynamo" if record.config["COMPILE"] == "1" else "first_step_excess")
         # The configuration reached the script: environment and {BATCH}.
         log = tmp_path / "out" / "logs" / f"{record.fingerprint}-r{record.repeat}.log"
         assert f"config {record.config['BATCH']} {record.config['COMPILE']}" in log.read_text()
@@ -106,6 +116,7 @@ def test_a_2x2_grid_with_two_repeats_passes_eight_runs_then_resume_runs_nothing(
     assert records[0].run_dir in compared.stdout and "\naten::addmm," in compared.stdout
     # torch.compile's own ranges are operators of the compiled run only.
     assert "\n_compile.compile_inner (dynamo_timed),,,," in compared.stdout
+    same_everywhere(tmp_path, compared.stdout, [r for r in records if r.config["BATCH"] == "4" and r.repeat == 0])
 
     again = perfprof(*args, cwd=tmp_path)
     assert again.returncode == 0, again.stderr
@@ -162,7 +173,37 @@ def test_bad_options_are_usage_errors_naming_the_problem(tmp_path):
     assert result.returncode == 2 and "--filter '(' is not a regular expression" in result.stderr
 
 
-def test_grid_expansion_substitution_and_statistics():
+def csv_block(text: str, name: str) -> List[Dict[str, str]]:
+    """The rows of block `name` of perfprof compare --csv's output."""
+    lines = text.split(f"# {name}\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    return list(csv.DictReader(lines))
+
+
+def same_everywhere(tmp_path: Path, compare_csv: str, records: List[RunRecord]) -> None:
+    """One run's step statistics read the same in results.jsonl, compare, aggregate, summary
+    --format json and the step_times plot's data; runs are named by their configuration."""
+    eager, compiled = records
+    steps = {row["step"]: row for row in csv_block(compare_csv, "steps")}
+    for record, column in ((eager, "base_duration_ns"), (compiled, "new_duration_ns")):
+        for row, value in (("mean", record.mean_step_ns), ("median", record.median_step_ns),
+                           ("p5", record.p5_step_ns), ("p95", record.p95_step_ns)):
+            assert float(steps[row][column]) == pytest.approx(value, rel=1e-12), (row, column)
+    assert [row["name"] for row in csv_block(compare_csv, "runs")] == ["BATCH=4,COMPILE=0", "BATCH=4,COMPILE=1"]
+    (baseline_speedup, speedup) = aggregate(records, parse_baseline("COMPILE=0")).speedups
+    assert (speedup.baseline_mean_ns, speedup.mean_ns) == pytest.approx((eager.mean_step_ns, compiled.mean_step_ns),
+                                                                        rel=1e-12)
+    summary = perfprof("summary", eager.run_dir, "--format", "json", "--analysis", "step_statistics", cwd=tmp_path)
+    assert summary.returncode == 0, summary.stderr
+    table = json.loads(summary.stdout)["analyses"]["step_statistics"]
+    (row,) = [dict(zip(table["columns"], values)) for values in table["rows"]]
+    assert (row["avg_ns"], row["median_ns"], row["p5_ns"], row["p95_ns"], row["stddev_ns"]) == (
+        eager.mean_step_ns, eager.median_step_ns, eager.p5_step_ns, eager.p95_step_ns, eager.std_step_ns)
+    with analysis.open_run(str(tmp_path / eager.run_dir)) as run:
+        assert set(step_times_with_median(run).column("median_ns")) == {eager.median_step_ns}
+        assert run_labels([run]) == ["BATCH=4,COMPILE=0, repeat 0"]
+
+
+def test_grid_expansion_and_substitution():
     dimensions = parse_grid(["A=1,2", "B=x,y,z"])
     assert configurations(dimensions) == [{"A": a, "B": b} for a in "12" for b in "xyz"]
     assert configurations([]) == [{}]
@@ -170,8 +211,3 @@ def test_grid_expansion_substitution_and_statistics():
         parse_grid(["A=1", "A=2"])
     assert substituted(["--a", "{A}", "{A}-{B}", "{C}", "{{A}}"], {"A": "1", "B": "x"}) == [
         "--a", "1", "1-x", "{C}", "{1}"]
-    # Steps 900, then 100, 300, 200: after one warm-up step mean 200, median 200, stdev 100.
-    assert step_statistics([900, 100, 300, 200], 1) == StepStatistics(mean_step_ns=200.0, median_step_ns=200.0,
-                                                                      std_step_ns=100.0, compile_time_ns=700.0)
-    assert step_statistics([900], 1) == StepStatistics()
-    assert step_statistics([5, 7], 0).compile_time_ns is None

@@ -116,6 +116,12 @@ def summary(paths: List[str], output_format: str, top: int, names: List[str]) ->
 @click.option("--steps-on", type=click.Choice(["optimizer", "explicit"]), default="optimizer", show_default=True,
               help="What ends a step: each optimizer step (torch's step post-hook), or each call of "
                    "perfprof.dynamic_profile.step() in the script.")
+@click.option("--metadata", "metadata_items", multiple=True, metavar="KEY=VALUE",
+              help="Add metadata to the run (repeatable), as profile.add_metadata(KEY, VALUE): in the trace, "
+                   "profiler_metadata.json and the database (perfprof sweep records each run's configuration).")
+@click.option("--warmup-steps", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Count the first N steps as start-up: the first step then begins at the N-th step boundary "
+                   "(0: at the first forward pass, the first call of a torch.nn.Module).")
 @click.option("--schedule", "schedule_text", metavar="wait=N,warmup=N,active=N[,repeat=N,skip_first=N]",
               default=None, help="The steps to record, as perfprof.schedule() takes them [default: every step].")
 @click.option("--activities", default=None, metavar="cpu,cuda",
@@ -149,7 +155,8 @@ def summary(paths: List[str], output_format: str, top: int, names: List[str]) ->
               help="Write the run's outcome to this JSON file: exit code, run directories, torch.compile's "
                    "compile time, peak CUDA and host memory (perfprof sweep reads it).")
 @click.argument("target_and_args", nargs=-1, type=click.UNPROCESSED)
-def run(module: Optional[str], output: str, config_file: Optional[str], steps_on: str,
+def run(module: Optional[str], output: str, config_file: Optional[str], steps_on: str, metadata_items: List[str],
+        warmup_steps: int,
         schedule_text: Optional[str], activities: Optional[str], record_shapes: bool, profile_memory: bool,
         with_stack: bool, with_flops: bool, with_modules: bool, export_type: Optional[str],
         profiler_level: Optional[str], mstx: bool, gpu_metrics: Optional[str], l2_cache: bool, host_sys: Optional[str],
@@ -164,7 +171,8 @@ def run(module: Optional[str], output: str, config_file: Optional[str], steps_on
     perfprof run --config profiler_config.json train.py
 
     Steps are counted on optimizer steps (or dp.step() calls with --steps-on explicit); each
-    recorded step is a ProfilerStep#N range. The run directories are printed at the end. Exits
+    recorded step is a ProfilerStep#N range. The script's start-up, up to its first forward pass
+    (or --warmup-steps boundaries), and its tail after the last step are no steps. The run directories are printed at the end. Exits
     with the target's exit code, or 1 when it is 0 and a --plot-required auto-plot failed.
     """
     from .._run import RunProfile, RunTarget, run as run_target
@@ -180,16 +188,19 @@ def run(module: Optional[str], output: str, config_file: Optional[str], steps_on
     experimental = dict(export_type=_list(export_type), profiler_level=profiler_level, mstx=mstx or None,
                         gpu_metrics=gpu_metrics, l2_cache=l2_cache or None, host_sys=_list(host_sys),
                         gpu_telemetry=gpu_telemetry or None, gc_detect_threshold=gc_detect_threshold)
+    metadata = _metadata(metadata_items)
     if config_file is not None:
         given = [f"--{name.replace('_', '-')}" for name, value in {**profile_flags, **experimental}.items() if value]
-        given += [name for name, value in (("--schedule", schedule_text), ("--activities", activities),
+        given += [name for name, value in (("--warmup-steps", warmup_steps), ("--schedule", schedule_text),
+                                           ("--activities", activities),
                                            ("--worker-name", worker_name), ("--no-analyse", no_analyse)) if value]
         if given:
             raise click.UsageError(f"--config gives the options; {', '.join(given)} cannot be used with it")
         how = RunProfile(output=output, steps_on=steps_on, config=_read_config(config_file), config_source=config_file,
-                         auto_plot=auto_plot, plot_required=plot_required)
+                         metadata=metadata, auto_plot=auto_plot, plot_required=plot_required)
     else:
-        how = RunProfile(output=output, steps_on=steps_on, worker_name=worker_name, analyse=not no_analyse,
+        how = RunProfile(output=output, steps_on=steps_on, warmup_steps=warmup_steps, metadata=metadata,
+                         worker_name=worker_name, analyse=not no_analyse,
                          options=_options(activities, profile_flags, experimental),
                          schedule=_schedule(schedule_text), auto_plot=auto_plot, plot_required=plot_required)
     outcome = run_target(target, how)
@@ -213,6 +224,17 @@ def _write_run_report(path: str, report: dict) -> None:
             json.dump(report, file)
     except OSError as error:
         click.echo(f"perfprof: cannot write the run report {path}: {error}", err=True)
+
+
+def _metadata(items: List[str]) -> dict:
+    """--metadata's KEY=VALUE items as a dict (a later KEY wins); BadParameter names a bad one."""
+    metadata = {}
+    for item in items:
+        key, equals, value = item.partition("=")
+        if not equals or not key.strip():
+            raise click.BadParameter(f"{item!r} is not KEY=VALUE", param_hint="--metadata")
+        metadata[key.strip()] = value
+    return metadata
 
 
 def _list(text: Optional[str]) -> Optional[List[str]]:

@@ -20,9 +20,11 @@ REPORTS = (*CHART_REPORTS, "table")
 FORMATS = ("csv", "png", "svg", "ascii")
 
 
-def _baseline(ctx: click.Context, param: click.Parameter, value: str) -> "Baseline":
+def _baseline(ctx: click.Context, param: click.Parameter, value: Optional[str]) -> Optional["Baseline"]:
     from ..experiments._aggregate import parse_baseline
 
+    if value is None:
+        return None
     try:
         return parse_baseline(value)
     except ValueError as error:
@@ -31,10 +33,10 @@ def _baseline(ctx: click.Context, param: click.Parameter, value: str) -> "Baseli
 
 @click.command()
 @click.argument("results", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
-@click.option("--baseline", default="oldest", show_default=True, callback=_baseline,
-              metavar="oldest|latest|NAME=VALUE[,NAME=VALUE]",
+@click.option("--baseline", default=None, callback=_baseline, metavar="oldest|latest|NAME=VALUE[,NAME=VALUE]",
               help="What speedups are relative to: each configuration's oldest (or latest) sweep, or the "
-                   "series whose grid values NAME are VALUE (the NAMEs are then the compared dimensions).")
+                   "series whose grid values NAME are VALUE (the NAMEs are then the compared dimensions) "
+                   "[default: oldest; required for the results of one sweep].")
 @click.option("--report", type=click.Choice(REPORTS), default="speedup", show_default=True,
               help="speedup: geomean per series over time; histogram: p5/p50/p95 over time; latest: the "
                    "latest sweep's speedups, ascending; table: every metric per series and sweep.")
@@ -43,14 +45,18 @@ def _baseline(ctx: click.Context, param: click.Parameter, value: str) -> "Baseli
                    "(or table) in the terminal.")
 @click.option("-o", "--output-dir", type=click.Path(file_okay=False), default=None,
               help="Where metric_report.csv, speedups.csv and charts go [default: the first results file's folder].")
-@click.option("--min-speedup", type=float, default=0.95, show_default=True,
-              help="Flag a series whose latest geomean speedup is below this.")
-@click.option("--min-compression", type=float, default=0.9, show_default=True,
-              help="Flag a series whose latest peak-memory compression ratio is below this.")
-@click.option("--min-pass-rate", type=click.FloatRange(0, 100), default=90.0, show_default=True,
-              help="Flag a series whose latest pass rate (percent) is below this.")
-def aggregate(results: List[str], baseline: "Baseline", report: str, output_format: str, output_dir: Optional[str],
-              min_speedup: float, min_compression: float, min_pass_rate: float) -> None:
+@click.option("--min-speedup", type=float, default=None,
+              help="Flag a series whose latest geomean speedup is below this [default: not checked].")
+@click.option("--min-compression", type=float, default=None,
+              help="Flag a series whose latest peak-memory compression ratio is below this [default: not checked].")
+@click.option("--min-pass-rate", type=click.FloatRange(0, 100), default=None,
+              help="Flag a series whose latest pass rate (percent) is below this [default: not checked].")
+@click.option("--tolerance", type=click.FloatRange(min=0), default=None, metavar="X",
+              help="Flag a verified run (perfprof sweep --verify) whose outputs' mean relative error against its "
+                   "baseline's is above X (0.02: 2%), or that could not be compared [default: not checked].")
+def aggregate(results: List[str], baseline: Optional["Baseline"], report: str, output_format: str,
+              output_dir: Optional[str], min_speedup: Optional[float], min_compression: Optional[float],
+              min_pass_rate: Optional[float], tolerance: Optional[float]) -> None:
     """Aggregate sweep RESULTS files (results.jsonl) into dashboard metrics: per series and sweep,
     the geomean and p5/p50/p95 of the workloads' speedups, the pass rate, the mean compilation
     time and the peak-memory compression ratio.
@@ -62,11 +68,15 @@ def aggregate(results: List[str], baseline: "Baseline", report: str, output_form
 
     Writes metric_report.csv and speedups.csv, and the chart the format asks for (the table
     report is printed whatever the format). Each series' latest sweep is checked against the
-    thresholds; a FLAG line on stderr names each one below, and the exit code is then 1.
+    thresholds given (--min-*); a FLAG line on stderr names each one below, and the exit code is
+    then 1. Without a threshold it exits 0. Runs of a `perfprof sweep --verify` get
+    verification.csv: each run's outputs against its baseline's (mean relative error); --tolerance
+    flags those past it.
     """
     from rich.console import Console
 
-    from ..experiments._aggregate import BaselineError, aggregate as aggregate_records, check_thresholds, write_csvs
+    from ..experiments._aggregate import (BaselineError, aggregate as aggregate_records, check_thresholds,
+                                          check_tolerance, write_csvs)
     from ..experiments._results import read_results
 
     err = Console(stderr=True, markup=False, highlight=False, soft_wrap=True)
@@ -78,7 +88,7 @@ def aggregate(results: List[str], baseline: "Baseline", report: str, output_form
         raise click.ClickException(str(error)) from None
     if aggregation.unplaced:
         err.print(f"left out {aggregation.unplaced} record(s) whose configuration lacks one of "
-                  f"{', '.join(baseline.names)}")
+                  f"{', '.join(aggregation.baseline.names)}")
     directory = output_dir or os.path.dirname(os.path.abspath(results[0]))
     written = write_csvs(aggregation, directory) + _show(aggregation, report, output_format, directory, err)
     for path in written:
@@ -90,7 +100,8 @@ def aggregate(results: List[str], baseline: "Baseline", report: str, output_form
         if metrics.left_out:
             err.print(f"series={metrics.series} at {metrics.timestamp}: left out: {metrics.left_out} "
                       "workload(s) without a PASS sample or a baseline")
-    flags = check_thresholds(aggregation, min_speedup, min_compression, min_pass_rate)
+    flags = [*check_thresholds(aggregation, min_speedup, min_compression, min_pass_rate),
+             *check_tolerance(aggregation, tolerance)]
     for flag in flags:
         err.print(str(flag))
     sys.exit(EXIT_FAILED if flags else EXIT_OK)

@@ -30,18 +30,22 @@ if TYPE_CHECKING:
               help="Skip the runs results.jsonl already has (same configuration and repeat), or run everything "
                    "again, appending (earlier lines stay: aggregate reads them as an earlier sweep).")
 @click.option("--warmup", "warmup_steps", type=click.IntRange(min=0), default=1, show_default=True,
-              help="First steps of each run left out of its step-time statistics.")
+              help="First steps of each run counted as its start-up, not as steps (perfprof run --warmup-steps).")
+@click.option("--verify", is_flag=True,
+              help="Keep each run's outputs (perfprof.experiments.record_output in the script) for perfprof "
+                   "aggregate to compare with its baseline's.")
 @click.option("--run-options", default="", metavar="OPTIONS",
               help="More `perfprof run` options for every run, as one string "
                    "(\"--profile-memory --schedule wait=1,warmup=1,active=5\").")
 @click.option("-m", "module", metavar="MODULE", default=None, help="Run a module, as `python -m MODULE`.")
 @click.argument("target_and_args", nargs=-1, type=click.UNPROCESSED)
 def sweep(grids: List[str], repeats: int, output_dir: str, timeout_s: Optional[float], filter_text: Optional[str],
-          resume: bool, warmup_steps: int, run_options: str, module: Optional[str], target_and_args: List[str]) -> None:
+          resume: bool, warmup_steps: int, verify: bool, run_options: str, module: Optional[str],
+          target_and_args: List[str]) -> None:
     """Run SCRIPT (or -m MODULE) with ARGS under `perfprof run` once per configuration of the grid,
     --repeat times each, and append one line per run to OUTPUT_DIR/results.jsonl: configuration,
-    status (PASS, FAIL, TIMEOUT, SKIP), step times and their statistics after warm-up, compile
-    time, peak memory and the run directory (docs/experiments.md).
+    status (PASS, FAIL, TIMEOUT, SKIP), step times and their statistics (the run's step_statistics,
+    warm-up steps left out), compile time, peak memory and the run directory (docs/experiments.md).
 
     \b
     perfprof sweep --grid BATCH=8,32 --grid COMPILE=0,1 --repeat 2 -o sweep train.py --batch {BATCH}
@@ -64,7 +68,8 @@ def sweep(grids: List[str], repeats: int, output_dir: str, timeout_s: Optional[f
                          args=list(target_and_args if module else target_and_args[1:]),
                          output_dir=output_dir, dimensions=parse_grid(grids), repeats=repeats,
                          is_module=module is not None, timeout_s=timeout_s, filter=compiled_filter(filter_text),
-                         resume=resume, warmup_steps=warmup_steps, run_options=shlex.split(run_options))
+                         resume=resume, warmup_steps=warmup_steps, verify=verify,
+                         run_options=shlex.split(run_options))
         jobs, resumed = plan_jobs(plan)
     except ValueError as error:
         raise click.UsageError(str(error)) from None
@@ -97,9 +102,7 @@ def _line(record: "RunRecord") -> str:
     name = Job(record.config, record.repeat).name
     colour = {"PASS": "green", "SKIP": "yellow"}.get(record.status, "red")
     if record.status == "PASS" and record.mean_step_ns is not None:
-        detail = f"mean step {record.mean_step_ns / 1e6:.3f} ms over {len(record.step_times_ns) - record.warmup_steps}"
-    elif record.status == "PASS":
-        detail = f"{len(record.step_times_ns)} step(s), none after warm-up"
+        detail = f"mean step {record.mean_step_ns / 1e6:.3f} ms over {len(record.step_times_ns)} step(s)"
     else:
         detail = (record.error or "").splitlines()[-1] if record.error else ""
     return f"[{colour}]{record.status}[/{colour}] {name}: {detail}"

@@ -137,8 +137,8 @@ def _usable_runs(runs: List[RunSummary]) -> "tuple[List[RunSummary], List[str]]"
     or they are not of one job."""
     notes = [f"left out {summary.run_dir}: {summary.error}" for summary in runs if summary.error]
     read = [summary for summary in runs if not summary.error]
-    notes += [f"left out {summary.run_dir}: no step was recorded (a cycle that ended in its warm-up)"
-              for summary in read if summary.steps == 0]
+    notes += [f"left out {summary.run_dir}: no step was recorded (a cycle that ended in its warm-up, or in which "
+              "the profiler stopped before a step ended: a tail is no step)" for summary in read if summary.steps == 0]
     analysed = [summary for summary in read if summary.steps > 0]
     if not analysed:
         raise ClusterError("no run directory with recorded steps could be read: " + "; ".join(notes))

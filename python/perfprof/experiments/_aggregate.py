@@ -13,16 +13,17 @@ import os
 import statistics
 from collections import defaultdict
 from datetime import datetime, timezone
-from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from ._results import PASS, RunRecord, config_text
 
 #: ``--baseline``'s keywords; anything else is a CONFIG (NAME=VALUE[,NAME=VALUE]).
 OLDEST, LATEST = "oldest", "latest"
 
-#: The files :func:`write_csvs` writes.
+#: The files :func:`write_csvs` writes (verification.csv only for the results of sweep --verify).
 METRIC_REPORT_FILE = "metric_report.csv"
 SPEEDUPS_FILE = "speedups.csv"
+VERIFICATION_FILE = "verification.csv"
 
 
 class BaselineError(ValueError):
@@ -64,14 +65,35 @@ def parse_baseline(text: str) -> Baseline:
     return Baseline("config", tuple(values))
 
 
+def default_baseline(records: Sequence[RunRecord]) -> Baseline:
+    """``--baseline``'s default: each configuration's oldest sweep when `records` hold several
+    sweeps. With one sweep every configuration would be its own baseline (every speedup 1.000):
+    ``BaselineError`` then says how to pick one, with the grid's values as examples."""
+    if len({record.timestamp for record in records}) > 1:
+        return Baseline(OLDEST)
+    values: Dict[str, List[str]] = defaultdict(list)
+    for record in records:
+        for name, value in record.config.items():
+            if value not in values[name]:
+                values[name].append(value)
+    varied = [f"{name}={given[0]}" for name, given in values.items() if len(given) > 1]
+    example = f"--baseline {varied[0]}" if varied else "--baseline NAME=VALUE"
+    choices = f" (the grid varies {', '.join(name for name, given in values.items() if len(given) > 1)})" \
+        if varied else ""
+    raise BaselineError(f"the results hold one sweep, so each configuration's oldest sweep is itself and every "
+                        f"speedup would be 1.000: give the configuration to compare with, e.g. {example}{choices}, "
+                        "or aggregate the results of several sweeps")
+
+
 @dataclasses.dataclass(frozen=True)
 class Sample:
-    """The pooled post-warm-up steps of a (series, workload, timestamp)'s PASS records."""
+    """The pooled steps of a (series, workload, timestamp)'s PASS records."""
 
     mean_ns: float
     std_ns: float                       # sample standard deviation; 0 for a single step
     peak_device_bytes: Optional[int]    # the largest of its records' (None when none has it)
     peak_host_bytes: Optional[int]
+    outputs_dir: Optional[str]          # its first PASS record's (by repeat) recorded outputs: what runs verify against
 
 
 @dataclasses.dataclass(frozen=True)
@@ -85,6 +107,19 @@ class Speedup:
     speedup_error: float
     baseline_mean_ns: float
     mean_ns: float
+
+
+@dataclasses.dataclass(frozen=True)
+class Verification:
+    """One verified run (``perfprof sweep --verify``): its outputs against those of its workload's
+    baseline sample (a line of verification.csv)."""
+
+    series: str
+    workload: str
+    timestamp: str
+    repeat: int
+    code: str                        # VERIFIED, NO_OUTPUT, NO_BASELINE_OUTPUT or MISMATCH (_outputs.py)
+    mean_rel_error: Optional[float]  # VERIFIED only
 
 
 @dataclasses.dataclass(frozen=True)
@@ -106,6 +141,7 @@ class SeriesMetrics:
     passed: int
     total: int
     mean_compile_time_s: Optional[float]
+    compile_time_source: Optional[str]  # what the compile times are: "dynamo", "first_step_excess" or both ("+")
     compression_ratio: Optional[float]
 
     @property
@@ -129,6 +165,7 @@ class Aggregation:
     metrics: List[SeriesMetrics]        # by series (in the order above), then time
     speedups: List[Speedup]             # likewise, then workload
     unplaced: int                       # records whose configuration lacks a compared name
+    verifications: List[Verification]   # the PASS runs of a sweep --verify, as the speedups are ordered
 
     def latest_metrics(self) -> List[SeriesMetrics]:
         """Each series' metrics at its most recent sweep, in series order."""
@@ -174,14 +211,17 @@ def _placer(baseline: Baseline) -> Callable[[RunRecord], Optional[_Key]]:
 
 
 def _sample(records: Sequence[RunRecord]) -> Optional[Sample]:
-    """The pooled sample of `records`' PASS runs; None without a post-warm-up step."""
+    """The pooled sample of `records`' PASS runs (their steps, the runs' step_times); None
+    without a step. With one run its mean is the run's mean_step_ns."""
     passed = [record for record in records if record.status == PASS]
-    steps = [float(step) for record in passed for step in record.step_times_ns[record.warmup_steps:]]
+    steps = [float(step) for record in passed for step in record.step_times_ns]
     if not steps:
         return None
+    recorded = sorted((record for record in passed if record.outputs_dir), key=lambda record: record.repeat)
     return Sample(mean_ns=statistics.fmean(steps), std_ns=statistics.stdev(steps) if len(steps) > 1 else 0.0,
                   peak_device_bytes=_largest(record.peak_device_bytes for record in passed),
-                  peak_host_bytes=_largest(record.peak_host_bytes for record in passed))
+                  peak_host_bytes=_largest(record.peak_host_bytes for record in passed),
+                  outputs_dir=recorded[0].outputs_dir if recorded else None)
 
 
 def _largest(values: Iterable[Optional[int]]) -> Optional[int]:
@@ -233,24 +273,29 @@ def _metrics(series: str, timestamp: str, records: Sequence[RunRecord], speedups
 
     values = [speedup.speedup for speedup in speedups]
     p5, p50, p95 = (float(p) for p in numpy.percentile(values, [5, 50, 95])) if values else (None, None, None)
-    compile_times = [record.compile_time_ns for record in records
-                     if record.status == PASS and record.compile_time_ns is not None]
+    compiled = [(time, record.compile_source) for record in records
+                if record.status == PASS and (time := record.compile_time_ns) is not None]
+    compile_times = [time for time, _ in compiled]
+    sources = sorted({source or "unknown" for _, source in compiled})
     return SeriesMetrics(
         series=series, timestamp=timestamp, workloads=len(values), left_out=left_out,
         geomean_speedup=geomean(values), p5_speedup=p5, p50_speedup=p50, p95_speedup=p95,
         passed=sum(record.status == PASS for record in records), total=len(records),
         mean_compile_time_s=statistics.fmean(compile_times) / 1e9 if compile_times else None,
-        compression_ratio=geomean(compressions))
+        compile_time_source="+".join(sources) if sources else None, compression_ratio=geomean(compressions))
 
 
-def aggregate(records: Sequence[RunRecord], baseline: Baseline) -> Aggregation:
-    """The speedups and dashboard metrics of `records` against `baseline` (docs/experiments.md).
+def aggregate(records: Sequence[RunRecord], baseline: Optional[Baseline] = None) -> Aggregation:
+    """The speedups and dashboard metrics of `records` against `baseline` (docs/experiments.md;
+    None: :func:`default_baseline`).
 
-    ``BaselineError`` when a CONFIG baseline names an unknown grid name or values no series has;
-    ``ValueError`` when no record passed or a timestamp is not ISO 8601.
+    ``BaselineError`` when a CONFIG baseline names an unknown grid name or values no series has,
+    or when no baseline is given for the records of one sweep; ``ValueError`` when no record
+    passed or a timestamp is not ISO 8601.
     """
     if not any(record.status == PASS for record in records):
         raise ValueError("no PASS record in the results: nothing to aggregate")
+    baseline = baseline or default_baseline(records)
     place = _placer(baseline)
     groups: Dict[Tuple[str, str, str], List[RunRecord]] = defaultdict(list)  # (series, workload, timestamp)
     unplaced = 0
@@ -268,7 +313,7 @@ def aggregate(records: Sequence[RunRecord], baseline: Baseline) -> Aggregation:
     by_sweep: Dict[Tuple[str, str], List[str]] = defaultdict(list)  # (series, timestamp) -> workloads
     for series, workload, timestamp in groups:
         by_sweep[(series, timestamp)].append(workload)
-    all_metrics, all_speedups = [], []
+    all_metrics, all_speedups, verifications = [], [], []
     for series, timestamp in sorted(by_sweep, key=lambda key: (series_order.index(key[0]), instant(key[1]))):
         speedups, compressions = [], []
         for workload in sorted(by_sweep[(series, timestamp)]):
@@ -278,6 +323,7 @@ def aggregate(records: Sequence[RunRecord], baseline: Baseline) -> Aggregation:
                 continue
             speedup, error = (1.0, 0.0) if run is base else speedup_of(base, run)
             speedups.append(Speedup(series, workload, timestamp, speedup, error, base.mean_ns, run.mean_ns))
+            verifications += _verified(series, workload, timestamp, groups[(series, workload, timestamp)], base)
             if (ratio := _compression(base, run)) is not None:
                 compressions.append(ratio)
         sweep_records = [record for workload in by_sweep[(series, timestamp)]
@@ -285,7 +331,20 @@ def aggregate(records: Sequence[RunRecord], baseline: Baseline) -> Aggregation:
         left_out = len(by_sweep[(series, timestamp)]) - len(speedups)
         all_metrics.append(_metrics(series, timestamp, sweep_records, speedups, compressions, left_out))
         all_speedups.extend(speedups)
-    return Aggregation(baseline, baseline_series, series_order, all_metrics, all_speedups, unplaced)
+    return Aggregation(baseline, baseline_series, series_order, all_metrics, all_speedups, unplaced, verifications)
+
+
+def _verified(series: str, workload: str, timestamp: str, records: Sequence[RunRecord],
+              base: Sample) -> List[Verification]:
+    """The verification of each PASS run of `records` against `base`'s outputs, when the sweep
+    verified (some run of the group or the baseline recorded outputs)."""
+    from ._outputs import verify
+
+    passed = [record for record in records if record.status == PASS]
+    if base.outputs_dir is None and not any(record.outputs_dir for record in passed):
+        return []
+    return [Verification(series, workload, timestamp, record.repeat, *verify(record.outputs_dir, base.outputs_dir))
+            for record in sorted(passed, key=lambda record: record.repeat)]
 
 
 def _baseline_samples(baseline: Baseline, baseline_series: Optional[str],
@@ -319,21 +378,48 @@ class Flag:
         return f"FLAG series={self.series}: {self.metric} {self.value} < {self.threshold}"
 
 
-def check_thresholds(aggregation: Aggregation, min_speedup: float = 0.95, min_compression: float = 0.9,
-                     min_pass_rate: float = 90.0) -> List[Flag]:
+def check_thresholds(aggregation: Aggregation, min_speedup: Optional[float] = None,
+                     min_compression: Optional[float] = None, min_pass_rate: Optional[float] = None) -> List[Flag]:
     """The flags of each series at its latest sweep: geomean speedup below `min_speedup`,
-    compression ratio below `min_compression`, pass rate (percent) below `min_pass_rate`. A CONFIG
-    baseline's own series is flagged for its pass rate only; a metric that is None is not compared."""
+    compression ratio below `min_compression`, pass rate (percent) below `min_pass_rate`; a
+    threshold that is None is not checked. A CONFIG baseline's own series is flagged for its pass
+    rate only; a metric that is None is not compared."""
     flags = []
     for metrics in aggregation.latest_metrics():
         if metrics.series != aggregation.baseline_series:
             for name, value, least in (("geomean speedup", metrics.geomean_speedup, min_speedup),
                                        ("compression ratio", metrics.compression_ratio, min_compression)):
-                if value is not None and value < least:
+                if value is not None and least is not None and value < least:
                     flags.append(Flag(metrics.series, name, _below(value, least), f"{least:g}"))
-        if metrics.pass_rate_pct < min_pass_rate:
+        if min_pass_rate is not None and metrics.pass_rate_pct < min_pass_rate:
             flags.append(Flag(metrics.series, "pass rate", metrics.pass_rate_text, f"{min_pass_rate:g}%"))
     return flags
+
+
+@dataclasses.dataclass(frozen=True)
+class ToleranceFlag:
+    """A verified run whose outputs are past the tolerance, or could not be compared."""
+
+    verification: Verification
+    tolerance: float
+
+    def __str__(self) -> str:
+        v = self.verification
+        where = f"FLAG series={v.series} workload={v.workload} repeat {v.repeat}"
+        if v.mean_rel_error is None:
+            return f"{where}: outputs not verified ({v.code})"
+        return f"{where}: mean relative error {v.mean_rel_error:.3g} > tolerance {self.tolerance:g}"
+
+
+def check_tolerance(aggregation: Aggregation, tolerance: Optional[float]) -> List[ToleranceFlag]:
+    """The verified runs at each series' latest sweep whose mean relative error is above
+    `tolerance`, or whose outputs could not be compared with their baseline's (not a check
+    when `tolerance` is None)."""
+    if tolerance is None:
+        return []
+    latest = {(metrics.series, metrics.timestamp) for metrics in aggregation.latest_metrics()}
+    return [ToleranceFlag(v, tolerance) for v in aggregation.verifications if (v.series, v.timestamp) in latest
+            and (v.mean_rel_error is None or v.mean_rel_error > tolerance)]
 
 
 def _below(value: float, threshold: float) -> str:
@@ -361,6 +447,13 @@ def _number(value: Optional[float], spec: str = ".3f") -> str:
     return "-" if value is None else format(value, spec)
 
 
+def _compile_time_text(metrics: SeriesMetrics) -> str:
+    """The mean compile time with what it is: ``0.427 (dynamo)``, ``0.016 (first_step_excess)``."""
+    if metrics.mean_compile_time_s is None:
+        return "-"
+    return f"{metrics.mean_compile_time_s:.3g} ({metrics.compile_time_source})"
+
+
 def _field(name: str, spec: str = ".3f", heading: str = "") -> MetricColumn:
     """A column of one SeriesMetrics field, its heading the field's name in words unless given."""
     return MetricColumn(heading or name.replace("_", " "), (name,), lambda m: (getattr(m, name),),
@@ -376,11 +469,16 @@ METRIC_COLUMNS: Tuple[MetricColumn, ...] = (
     _field("geomean_speedup"), _field("p5_speedup"), _field("p50_speedup"), _field("p95_speedup"),
     MetricColumn("pass rate", ("passed", "total", "pass_rate_pct"),
                  lambda m: (m.passed, m.total, m.pass_rate_pct), lambda m: m.pass_rate_text),
-    _field("mean_compile_time_s", ".3g", "mean compile time (s)"), _field("compression_ratio"),
+    MetricColumn("mean compile time (s)", ("mean_compile_time_s", "compile_time_source"),
+                 lambda m: (m.mean_compile_time_s, m.compile_time_source), lambda m: _compile_time_text(m)),
+    _field("compression_ratio"),
 )
 
-#: speedups.csv's columns: the fields of :class:`Speedup`.
-SPEEDUP_COLUMNS: Tuple[str, ...] = tuple(field.name for field in dataclasses.fields(Speedup))
+def _dataclass_rows(kind: type, items: Iterable[Any]) -> List[List[object]]:
+    """A CSV of dataclass `items`: the field names, then each item's values (None as an empty cell)."""
+    rows: List[List[object]] = [[field.name for field in dataclasses.fields(kind)]]
+    rows += [[_cell(value) for value in dataclasses.astuple(item)] for item in items]
+    return rows
 
 
 def metric_rows(metrics: Iterable[SeriesMetrics]) -> List[List[object]]:
@@ -396,12 +494,15 @@ def _cell(value: object) -> object:
 
 
 def write_csvs(aggregation: Aggregation, output_dir: str) -> List[str]:
-    """Write metric_report.csv and speedups.csv into `output_dir` (created if need be); their paths."""
+    """Write metric_report.csv and speedups.csv into `output_dir` (created if need be), and
+    verification.csv when runs were verified; their paths."""
     os.makedirs(output_dir, exist_ok=True)
-    speedup_rows: List[List[object]] = [list(SPEEDUP_COLUMNS)]
-    speedup_rows += [list(dataclasses.astuple(speedup)) for speedup in aggregation.speedups]
+    files = [(METRIC_REPORT_FILE, metric_rows(aggregation.metrics)),
+             (SPEEDUPS_FILE, _dataclass_rows(Speedup, aggregation.speedups))]
+    if aggregation.verifications:
+        files.append((VERIFICATION_FILE, _dataclass_rows(Verification, aggregation.verifications)))
     paths = []
-    for name, rows in ((METRIC_REPORT_FILE, metric_rows(aggregation.metrics)), (SPEEDUPS_FILE, speedup_rows)):
+    for name, rows in files:
         path = os.path.join(output_dir, name)
         with open(path, "w", newline="", encoding="utf-8") as file:
             csv.writer(file).writerows(rows)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 from datetime import datetime, timedelta
-from typing import Any, List, Optional, Sequence
+from typing import Any, List, Optional, Sequence, Tuple
 
 from ._aggregate import Aggregation, SeriesMetrics, instant
 
@@ -26,7 +26,9 @@ class Line:
     y: List[float]
     low: Optional[List[float]] = None  # the histogram's p5 ...
     high: Optional[List[float]] = None  # ... and p95
-    error: Optional[List[float]] = None  # the latest chart's speedup errors
+    # The latest chart's error bars, (below, above) each point: the speedup's error, the bar below
+    # clipped at 0 (a speedup is never negative).
+    error: Optional[Tuple[List[float], List[float]]] = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -71,7 +73,8 @@ def _over_time(aggregation: Aggregation, series: str, field: str, band: bool = F
 def _latest(aggregation: Aggregation, metrics: SeriesMetrics) -> Line:
     speedups = aggregation.latest_speedups(metrics.series)
     return Line(f"{metrics.series} ({instant(metrics.timestamp):%Y-%m-%d %H:%M})", list(range(1, len(speedups) + 1)),
-                [s.speedup for s in speedups], error=[s.speedup_error for s in speedups])
+                [s.speedup for s in speedups],
+                error=([min(s.speedup_error, s.speedup) for s in speedups], [s.speedup_error for s in speedups]))
 
 
 # -- matplotlib ---------------------------------------------------------------------------------
@@ -102,7 +105,7 @@ def draw_chart(chart: Chart, path: str, image_format: str = "png") -> None:
 
 def _draw_line(axes: Any, line: Line, label: str) -> None:
     if line.error is not None:
-        axes.errorbar(line.x, line.y, yerr=line.error, marker="o", markersize=3, linewidth=1.2, capsize=2,
+        axes.errorbar(line.x, line.y, yerr=list(line.error), marker="o", markersize=3, linewidth=1.2, capsize=2,
                       label=label)
         return
     (drawn,) = axes.plot(line.x, line.y, marker="o", markersize=4, linewidth=1.5, label=label)

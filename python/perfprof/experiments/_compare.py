@@ -3,26 +3,24 @@ operators, kernels, memory), each row with the base run's value, every new run's
 difference and ratio, the largest regressions first (docs/experiments.md#perfprof-compare).
 
 Reads each run's database through :func:`perfprof.analysis.open_run` with the analyses
-``step_times``, ``top_operators`` and ``top_kernels`` (every name) and ``memory_peaks``.
+``step_times`` and ``step_statistics`` (docs/analysis.md, "Steps"), ``top_operators`` and
+``top_kernels`` (every name) and ``memory_peaks``.
 perfprof.analysis is imported when a comparison is made, so that ``import perfprof.experiments``
 stays light.
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import re
 import sqlite3
-import statistics
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Tuple, TypeVar
 
 from ._results import PASS, RunRecord, read_results
 
 if TYPE_CHECKING:
     from ..analysis import RunDatabase, Table
-
-#: Steps needed before the first one is left out of the mean and median as warm-up.
-WARMUP_MIN_STEPS = 3
 
 #: A sweep entry: ``RESULTS.jsonl:FINGERPRINT[:REPEAT]``.
 _SWEEP_ENTRY = re.compile(r"^(?P<results>.+\.jsonl):(?P<fingerprint>[^:]+)(?::(?P<repeat>\d+))?$")
@@ -70,7 +68,7 @@ class SectionSpec:
 
 
 STEPS = SectionSpec(
-    "steps", "Steps: time per step; mean and median after warm-up",
+    "steps", "Steps: time per step; their mean, median, p5 and p95 (step_statistics)",
     ("step",), ("duration_ns",), "duration_ns", "no steps")
 OPERATORS = SectionSpec(
     "operators", "Operators: host time per operator name (self: minus the operators they called)",
@@ -89,13 +87,13 @@ SECTIONS = (STEPS, OPERATORS, KERNELS, MEMORY)
 @dataclasses.dataclass(frozen=True)
 class ComparedRun:
     """One run of a comparison: its label (``base``, ``new`` or ``new1``, ``new2``...), the path
-    or sweep entry it was given as, its database, and its step time after warm-up."""
+    or sweep entry it was given as, its database, and its step statistics (step_statistics)."""
 
     label: str
     reference: str
     database: str
+    name: str                 # what tells it apart from the other runs (its sweep configuration, rank, folder)
     steps: int                # STEP_TIME rows
-    warmup_steps: int         # of them left out of mean_step_ns and median_step_ns
     mean_step_ns: float
     median_step_ns: float
 
@@ -123,7 +121,8 @@ class Slowdown:
     percent: float            # 100 * (new mean / base mean - 1)
 
     def __str__(self) -> str:
-        return (f"{self.run.label} ({self.run.reference}): mean step {_ms(self.run.mean_step_ns)} is "
+        named = self.run.reference if self.run.name == self.run.reference else f"{self.run.name}: {self.run.reference}"
+        return (f"{self.run.label} ({named}): mean step {_ms(self.run.mean_step_ns)} is "
                 f"{self.percent:.1f}% above {self.base.label}'s {_ms(self.base.mean_step_ns)}")
 
 
@@ -142,7 +141,7 @@ class Comparison:
         raise KeyError(f"no section {name!r}; the sections: {', '.join(spec.name for spec in SECTIONS)}")
 
     def slowdowns(self, threshold_pct: float) -> List[Slowdown]:
-        """The new runs whose mean step time (after warm-up) is more than `threshold_pct` percent
+        """The new runs whose mean step time is more than `threshold_pct` percent
         above the base run's."""
         base = self.runs[0]
         found = []
@@ -153,11 +152,12 @@ class Comparison:
         return found
 
     def runs_table(self) -> "Table":
-        """The runs as a table: label, the path or sweep entry given, and the database read."""
+        """The runs as a table: label, name (what tells the run apart), the path or sweep entry
+        given, and the database read."""
         from ..analysis import Table
 
-        return Table.of("runs", "Runs", ("label", "run", "database"),
-                        [(run.label, run.reference, run.database) for run in self.runs])
+        return Table.of("runs", "Runs", ("label", "name", "run", "database"),
+                        [(run.label, run.name, run.reference, run.database) for run in self.runs])
 
     def to_csv(self) -> str:
         """Every section as a CSV block with raw values (ns, bytes), headed by a ``# name`` line
@@ -176,7 +176,7 @@ class Comparison:
         from ..analysis._formats import to_markdown
 
         lines = ["# perfprof compare", ""]
-        lines += [f"- **{run.label}**: `{run.reference}`" for run in self.runs]
+        lines += [f"- **{run.label}** ({run.name}): `{run.reference}`" for run in self.runs]
         parts = ["\n".join(lines) + "\n"]
         for section in self.sections:
             if section.note:
@@ -197,12 +197,18 @@ def compare_runs(base: str, new: Sequence[str], top: int = 10) -> Comparison:
     """
     if not new:
         raise CompareError("give at least one new run to compare with the base run")
+    from ..analysis._run_labels import run_labels
+
     labels = ["base"] + (["new"] if len(new) == 1 else [f"new{number}" for number in range(1, len(new) + 1)])
+    references = [base, *new]
     runs, per_run = [], []
-    for label, reference in zip(labels, [base, *new]):
-        run, data = _read_run(label, reference)
-        runs.append(run)
-        per_run.append(data)
+    with contextlib.ExitStack() as opened:
+        databases = [_open(reference, opened) for reference in references]
+        for label, reference, database, name in zip(labels, references, databases,
+                                                    _readable(references, lambda: run_labels(databases))):
+            run, data = _readable([reference], lambda: _read_database(label, reference, database, name))
+            runs.append(run)
+            per_run.append(data)
     sections = tuple(_section(spec, labels, [data[spec.name] for data in per_run], top) for spec in SECTIONS)
     return Comparison(tuple(runs), sections)
 
@@ -250,32 +256,40 @@ def _sweep_record(records: Sequence[RunRecord], fingerprint: str, repeat: Option
     return min(passed, key=lambda record: record.repeat)
 
 
-def _read_run(label: str, reference: str) -> Tuple[ComparedRun, Dict[str, Dict[Key, Values]]]:
-    """One run's summary and its rows per section (keys to measure values)."""
+def _open(reference: str, opened: contextlib.ExitStack) -> "RunDatabase":
+    """The database of the run `reference` names, open until `opened` closes."""
     from ..analysis import open_run
 
+    return _readable([reference], lambda: opened.enter_context(open_run(resolve_run(reference))))
+
+
+_T = TypeVar("_T")
+
+
+def _readable(references: Sequence[str], read: Callable[[], _T]) -> _T:
+    """`read()`, a database error (a corrupt database, or one of another tool) raised as a
+    CompareError naming the runs read."""
     try:
-        with open_run(resolve_run(reference)) as database:
-            return _read_database(label, reference, database)
-    except sqlite3.Error as error:  # a corrupt database, or one of another tool
-        raise CompareError(f"{reference}: not a readable perfprof database: {error}") from None
+        return read()
+    except sqlite3.Error as error:
+        raise CompareError(f"{', '.join(references)}: not a readable perfprof database: {error}") from None
 
 
-def _read_database(label: str, reference: str,
-                   database: "RunDatabase") -> Tuple[ComparedRun, Dict[str, Dict[Key, Values]]]:
+def _read_database(label: str, reference: str, database: "RunDatabase",
+                   name: str) -> Tuple[ComparedRun, Dict[str, Dict[Key, Values]]]:
     """The summary and section rows of the run `reference` from its open database."""
-    from ..analysis import memory_peaks, step_times, top_kernels, top_operators
+    from ..analysis import memory_peaks, step_statistics, step_times, top_kernels, top_operators
 
-    steps = {(str(row["step"]),): (row["duration_ns"],) for row in step_times(database)}
-    if not steps:
+    summary = step_statistics(database).to_dicts()
+    if not summary:
         raise CompareError(f"{reference}: the run recorded no steps ({database.path} has no STEP_TIME rows); "
                            "profile with a schedule and call prof.step() once per step")
-    durations = [values[0] for values in steps.values()]
-    warmup = 1 if len(durations) >= WARMUP_MIN_STEPS else 0
-    run = ComparedRun(label, reference, database.path, len(durations), warmup,
-                      statistics.mean(durations[warmup:]), statistics.median(durations[warmup:]))
+    (statistics,) = summary
+    steps = {(str(row["step"]),): (row["duration_ns"],) for row in step_times(database)}
+    run = ComparedRun(label, reference, database.path, name, statistics["count"], statistics["avg_ns"],
+                      statistics["median_ns"])
     data = {
-        STEPS.name: {("mean",): (run.mean_step_ns,), ("median",): (run.median_step_ns,), **steps},
+        STEPS.name: {**{(name,): (statistics[column],) for name, column in _STEP_STATISTICS.items()}, **steps},
         OPERATORS.name: _rows(top_operators(database, top=_EVERY_NAME), OPERATORS),
         KERNELS.name: _rows(top_kernels(database, top=_EVERY_NAME), KERNELS),
         MEMORY.name: _rows(memory_peaks(database), MEMORY, keys=("deviceType", "category")),
@@ -293,8 +307,11 @@ def _rows(table: "Table", spec: SectionSpec, keys: Optional[Tuple[str, ...]] = N
             for row in table}
 
 
+#: The rows on top of the steps section: step_statistics' columns, by the row's name.
+_STEP_STATISTICS = {"mean": "avg_ns", "median": "median_ns", "p5": "p5_ns", "p95": "p95_ns"}
+
 #: Rows the steps section keeps on top, before the rows ordered by regression.
-_PINNED: Dict[str, Tuple[Key, ...]] = {STEPS.name: (("mean",), ("median",))}
+_PINNED: Dict[str, Tuple[Key, ...]] = {STEPS.name: tuple((name,) for name in _STEP_STATISTICS)}
 
 
 def _section(spec: SectionSpec, labels: Sequence[str], runs: Sequence[Dict[Key, Values]], top: int) -> ComparedSection:

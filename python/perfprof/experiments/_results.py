@@ -31,16 +31,23 @@ class RunRecord:
     repeat: int                    # 0 .. repeats - 1
     status: str                    # PASS, FAIL, TIMEOUT or SKIP
     error: Optional[str] = None    # FAIL: the last lines the run wrote to stderr; TIMEOUT, SKIP: why
-    step_times_ns: List[int] = dataclasses.field(default_factory=list)  # every recorded step, in order
-    warmup_steps: int = 0          # the first steps left out of the statistics below
-    mean_step_ns: Optional[float] = None     # over the steps after warm-up
+    # The steps and their statistics are the run directory's step_times and step_statistics
+    # (docs/analysis.md, "Steps"): what summary, compare and the plots read of the same run.
+    step_times_ns: List[int] = dataclasses.field(default_factory=list)  # every step, in order
+    warmup_steps: int = 0          # steps before them counted as start-up (perfprof run --warmup-steps)
+    mean_step_ns: Optional[float] = None
     median_step_ns: Optional[float] = None
+    p5_step_ns: Optional[float] = None
+    p95_step_ns: Optional[float] = None
     std_step_ns: Optional[float] = None      # sample standard deviation; None for fewer than two steps
-    compile_time_ns: Optional[float] = None  # first step's time minus median_step_ns (XLA's analyzer)
-    compile_events_ns: Optional[int] = None  # torch.compile's own compile time, when it ran
+    startup_ns: Optional[int] = None         # from the collection's start to the first step
+    tail_ns: Optional[int] = None            # from the last step's end to the collection's end
+    compile_time_ns: Optional[float] = None  # TorchDynamo's compile time, or the first step's excess
+    compile_source: Optional[str] = None     # "dynamo" or "first_step_excess": what compile_time_ns is
     peak_device_bytes: Optional[int] = None  # most CUDA memory allocated at once (any device)
     peak_host_bytes: Optional[int] = None    # the run's peak resident set
     run_dir: Optional[str] = None            # the run directory perfprof wrote
+    outputs_dir: Optional[str] = None        # sweep --verify: the folder of its recorded outputs (absolute)
     wall_s: Optional[float] = None           # how long the run's process took
     fingerprint: str = ""                    # configuration_fingerprint(workload, config); filled in when empty
 

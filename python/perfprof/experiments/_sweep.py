@@ -14,19 +14,22 @@ import os
 import re
 import shlex
 import signal
-import statistics
 import subprocess
 import sys
 import time
-from typing import Callable, Dict, List, Optional, Pattern, Sequence, Set, Tuple
+from typing import Any, Callable, Dict, List, Optional, Pattern, Sequence, Set, Tuple
 
 from ._grid import Dimension, configurations, substituted
+from ._outputs import OUTPUTS_ENV
 from ._results import (FAIL, PASS, RESULTS_FILE, SKIP, TIMEOUT, RunRecord, append_record, config_text,
                        configuration_fingerprint, read_results)
 
 #: A script exits with this code to skip a configuration it does not support (automake's
 #: convention for a skipped test).
 EXIT_SKIP = 77
+
+#: The folder of a run's recorded outputs, in its runs/ folder (sweep --verify).
+OUTPUTS_FOLDER = "outputs"
 
 #: Lines of a failed run's output kept in its record.
 ERROR_LINES = 20
@@ -49,6 +52,7 @@ class SweepPlan:
     filter: Optional[Pattern[str]] = None  # run only the configurations whose text it matches
     resume: bool = True
     warmup_steps: int = 1
+    verify: bool = False           # give each run a folder for its outputs (record_output)
     run_options: List[str] = dataclasses.field(default_factory=list)  # more `perfprof run` options
 
     @property
@@ -134,8 +138,9 @@ def run_job(plan: SweepPlan, job: Job, timestamp: str) -> RunRecord:
     os.makedirs(os.path.dirname(log_path), exist_ok=True)
     base = RunRecord(workload=plan.workload, config=job.config, timestamp=timestamp, repeat=job.repeat,
                      status=FAIL, warmup_steps=plan.warmup_steps, fingerprint=fingerprint)
+    outputs_dir = os.path.abspath(os.path.join(runs_dir, OUTPUTS_FOLDER)) if plan.verify else None
     started = time.monotonic()
-    code = _run_child(_child_command(plan, job, runs_dir, report_path), _child_environment(job.config),
+    code = _run_child(_child_command(plan, job, runs_dir, report_path), _child_environment(job.config, outputs_dir),
                       log_path, plan.timeout_s)
     wall_s = round(time.monotonic() - started, 3)
     if code is None:
@@ -147,17 +152,26 @@ def run_job(plan: SweepPlan, job: Job, timestamp: str) -> RunRecord:
     if code != 0:
         return dataclasses.replace(base, status=FAIL, error=f"exit code {code}:\n{_last_lines(log_path, ERROR_LINES)}",
                                    wall_s=wall_s)
-    return _measured(base, report_path, log_path, wall_s)
+    measured = _measured(base, report_path, log_path, wall_s)
+    recorded = outputs_dir is not None and os.path.isdir(outputs_dir) and bool(os.listdir(outputs_dir))
+    return dataclasses.replace(measured, outputs_dir=outputs_dir) if recorded else measured
 
 
 def _child_command(plan: SweepPlan, job: Job, runs_dir: str, report_path: str) -> List[str]:
+    from ..analysis._run_labels import SWEEP_CONFIG_KEY, SWEEP_REPEAT_KEY
+
     target = ["-m", plan.target] if plan.is_module else [plan.target]
+    warmup = ["--warmup-steps", str(plan.warmup_steps)] if plan.warmup_steps else []
+    # The run says what it is, so that plots and compare name it by its configuration.
+    described = ["--metadata", f"{SWEEP_CONFIG_KEY}={config_text(job.config)}",
+                 "--metadata", f"{SWEEP_REPEAT_KEY}={job.repeat}"]
     return [sys.executable, "-m", "perfprof", "run", "--export-type", "text,db", "-o", runs_dir,
-            "--run-report", report_path, *plan.run_options, *target, *substituted(plan.args, job.config)]
+            "--run-report", report_path, *warmup, *described, *plan.run_options, *target, *substituted(plan.args, job.config)]
 
 
-def _child_environment(config: Dict[str, str]) -> Dict[str, str]:
-    return {**os.environ, **config}
+def _child_environment(config: Dict[str, str], outputs_dir: Optional[str]) -> Dict[str, str]:
+    outputs = {OUTPUTS_ENV: outputs_dir} if outputs_dir else {}
+    return {**os.environ, **config, **outputs}
 
 
 def _run_child(command: Sequence[str], environment: Dict[str, str], log_path: str,
@@ -191,63 +205,44 @@ def _last_lines(path: str, count: int) -> str:
 
 
 def _measured(base: RunRecord, report_path: str, log_path: str, wall_s: float) -> RunRecord:
-    """The record of a run that exited 0: its step times from its database, what its report says."""
+    """The record of a run that exited 0: its steps and their statistics from its database, what
+    its report says."""
     try:
         with open(report_path, encoding="utf-8") as file:
             report = json.load(file)
     except (OSError, ValueError) as error:
         return dataclasses.replace(base, status=FAIL, error=f"no run report ({error}); log: {log_path}", wall_s=wall_s)
     run_dirs = list(report.get("run_dirs") or [])
-    steps = _step_times_ns(run_dirs, report.get("steps"))
-    summary = step_statistics(steps, base.warmup_steps)
     measured = dataclasses.replace(
-        base, status=PASS, step_times_ns=steps, mean_step_ns=summary.mean_step_ns,
-        median_step_ns=summary.median_step_ns, std_step_ns=summary.std_step_ns,
-        compile_time_ns=summary.compile_time_ns, compile_events_ns=report.get("compile_time_ns"),
+        base, status=PASS, **(_step_fields(run_dirs[0]) if run_dirs else {}),
         peak_device_bytes=report.get("peak_device_bytes"), peak_host_bytes=report.get("peak_host_bytes"),
         run_dir=run_dirs[0] if run_dirs else None, wall_s=wall_s)
-    if not steps:
+    if not measured.step_times_ns:
         return dataclasses.replace(measured, status=SKIP, error="the run recorded no step (no optimizer step; with "
                                    "--steps-on explicit, no perfprof.dynamic_profile.step() call)")
     return measured
 
 
-def _step_times_ns(run_dirs: Sequence[str], boundaries: Optional[int]) -> List[int]:
-    """The durations of the recorded steps that a step boundary ended, run directory after run
-    directory. ProfilerStep#N begins at the N-th boundary (#0 at the start), so with `boundaries`
-    in the whole run, #N ended at one when N < boundaries; the last, from the last boundary to the
-    script's end, is no training step and is left out."""
-    from ..analysis import open_run, step_times
+def _step_fields(run_dir: str) -> Dict[str, Any]:
+    """A record's step fields from its run directory's database: the steps (``step_times``) and
+    their ``step_statistics``, as every other output reads them (docs/analysis.md, "Steps")."""
+    from ..analysis import open_run, step_statistics, step_times
 
-    durations: List[int] = []
-    for run_dir in run_dirs:
-        with open_run(run_dir) as run:
-            durations += [int(row["duration_ns"]) for row in step_times(run)
-                          if boundaries is None or row["step"] < boundaries]
-    return durations
-
-
-@dataclasses.dataclass(frozen=True)
-class StepStatistics:
-    """A run's step times summarised (RunRecord's fields of the same names)."""
-
-    mean_step_ns: Optional[float] = None
-    median_step_ns: Optional[float] = None
-    std_step_ns: Optional[float] = None
-    compile_time_ns: Optional[float] = None
+    with open_run(run_dir) as run:
+        steps = [int(row["duration_ns"]) for row in step_times(run)]
+        summary = step_statistics(run).to_dicts()
+    if not summary:
+        return {"step_times_ns": steps}
+    (statistics,) = summary
+    return {"step_times_ns": steps, **{field: statistics[column] for field, column in STEP_STATISTICS_FIELDS.items()}}
 
 
-def step_statistics(steps: Sequence[int], warmup_steps: int) -> StepStatistics:
-    """mean, median and sample standard deviation of the steps after warm-up, and the compile
-    time: the first step's time minus that median (PyTorch/XLA's result analyzer). None where
-    there are too few steps."""
-    steady = list(steps[warmup_steps:])
-    if not steady:
-        return StepStatistics()
-    median = float(statistics.median(steady))
-    return StepStatistics(mean_step_ns=float(statistics.fmean(steady)), median_step_ns=median,
-                          std_step_ns=float(statistics.stdev(steady)) if len(steady) > 1 else None,
-                          compile_time_ns=float(steps[0]) - median if warmup_steps > 0 else None)
+#: RunRecord's fields taken from step_statistics, by the column they are.
+STEP_STATISTICS_FIELDS = {
+    "mean_step_ns": "avg_ns", "median_step_ns": "median_ns", "p5_step_ns": "p5_ns", "p95_step_ns": "p95_ns",
+    "std_step_ns": "stddev_ns", "startup_ns": "startup_ns", "tail_ns": "tail_ns",
+    "compile_time_ns": "compile_ns", "compile_source": "compile_source",
+}
 
 
 def compiled_filter(text: Optional[str]) -> Optional[Pattern[str]]:

@@ -4,6 +4,7 @@ A plot's name is its PNG's name (``step_times.png``) and the name the configurat
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Dict, Mapping
 
@@ -37,12 +38,22 @@ class MultiRunPlot:
     draw: Callable[[Mapping[str, "Table"], "PlotConfig"], Any]
 
 
+def step_times_with_median(run: "RunDatabase") -> "Table":
+    """``step_times`` with the run's median step (``step_statistics``' median_ns) on each row: what
+    the step_times plot draws, the median as every other output reads it."""
+    steps = analysis.step_times(run)
+    statistics = analysis.step_statistics(run).to_dicts()
+    median = statistics[0]["median_ns"] if statistics else None
+    return dataclasses.replace(steps, columns=steps.columns + ("median_ns",),
+                               rows=tuple(row + (median,) for row in steps.rows))
+
+
 _STEPS = "schedule steps (ProfilerStep#N ranges: a schedule, or `perfprof run`)"
 _KERNELS = "GPU activity (a run with ProfilerActivity.CUDA on a GPU)"
 _OPERATORS = "operators (a run with ProfilerActivity.CPU)"
 
 SINGLE_RUN_PLOTS: Dict[str, SingleRunPlot] = {plot.name: plot for plot in (
-    SingleRunPlot("step_times", _STEPS, lambda run, config: analysis.step_times(run), _single_run.step_times),
+    SingleRunPlot("step_times", _STEPS, lambda run, config: step_times_with_median(run), _single_run.step_times),
     SingleRunPlot("step_time_breakdown", _STEPS, lambda run, config: analysis.step_time_breakdown(run),
                   _single_run.step_time_breakdown),
     SingleRunPlot("top_kernels", _KERNELS, lambda run, config: analysis.top_kernels(run, config.top_n),

@@ -13,6 +13,7 @@ import os
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from ..analysis import RunDatabase, Table, open_run
+from ..analysis._run_labels import run_labels
 from ._catalogue import MULTI_RUN_PLOTS, SINGLE_RUN_PLOTS
 from ._config import PlotConfig, config_path_for, load_config
 from ._layout import PLOTS_DIR, Run, grouped, home_of, run_dirs_of
@@ -160,7 +161,9 @@ def _single(name: str, job: PlotJob, runs: Dict[Run, RunDatabase]) -> Any:
 def _multi(name: str, job: PlotJob, runs: Dict[Run, RunDatabase]) -> Any:
     """The figure of multi-run plot `name`."""
     plot = MULTI_RUN_PLOTS[name]
-    tables = {run.label: plot.load(database, job.config) for run, database in runs.items()}
+    labels = run_labels(list(runs.values()))
+    tables = {f"[{run.group}] {label}" if run.group else label: plot.load(database, job.config)
+              for (run, database), label in zip(runs.items(), labels)}
     if not any(table.rows for table in tables.values()):
         raise _NoData(_missing(next(iter(tables.values())), plot.needs))
     return plot.draw(tables, job.config)

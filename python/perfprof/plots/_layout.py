@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from typing import List, Sequence
 
 from ..analysis._run_database import find_runs
-from ..trace_handler import RUN_DIR_SUFFIX
 
 PLOTS_DIR = "plots"
 BASELINE, TREATMENT = "baseline", "treatment"
@@ -21,10 +20,10 @@ BASELINE, TREATMENT = "baseline", "treatment"
 
 @dataclass(frozen=True)
 class Run:
-    """One run directory of the invocation, and how the comparisons name it."""
+    """One run directory of the invocation, and its group in comparisons (the comparisons name
+    it by what tells it apart from the others: :func:`perfprof.analysis._run_labels.run_labels`)."""
 
     path: str
-    label: str   # its directory name without "_perfprof", with its group: "[baseline] host_12_2026..."
     group: str   # BASELINE, TREATMENT or "" (neither, or no groups configured)
 
 
@@ -51,8 +50,7 @@ def grouped(run_dirs: Sequence[str], baselines: Sequence[str] = (), treatments: 
 def _run(path: str, baselines: Sequence[str], treatments: Sequence[str]) -> Run:
     name = os.path.basename(path)
     group = BASELINE if _matches(name, baselines) else TREATMENT if _matches(name, treatments) else ""
-    short = name.replace(RUN_DIR_SUFFIX, "", 1)
-    return Run(path, f"[{group}] {short}" if group else short, group)
+    return Run(path, group)
 
 
 def _matches(name: str, patterns: Sequence[str]) -> bool:

@@ -25,7 +25,8 @@ def _label(column: str) -> str:
 
 
 def step_times(table: Table) -> Any:
-    """Each step's duration over the steps (``step_times``), with the median dashed."""
+    """Each step's duration over the steps (``step_times``), with the run's median step
+    (``median_ns``, from ``step_statistics``) dashed."""
     from matplotlib.ticker import MaxNLocator
 
     durations = table.column("duration_ns")
@@ -33,7 +34,7 @@ def step_times(table: Table) -> Any:
     values = scaled(durations, divisor)
     figure, (axes,) = new_figure()
     axes.plot(table.column("step"), values, marker="o", markersize=3, linewidth=1.2)
-    median = sorted(values)[len(values) // 2]
+    (median,) = scaled(table.column("median_ns")[:1], divisor)
     axes.axhline(median, linestyle="--", linewidth=1, color=IDLE_COLOUR, label=f"median {median:.3g} {unit}")
     axes.set(title="Step time", xlabel="step", ylabel=f"duration ({unit})")
     axes.xaxis.set_major_locator(MaxNLocator(integer=True))
