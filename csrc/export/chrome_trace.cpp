@@ -285,6 +285,9 @@ class ChromeTraceWriter {
       }
     }
     if (r.flags[i] & kRangeUnfinished) fmt::format_to(next_member(), "\"unfinished\":true");
+    // torch keeps the ProfilerStep#N range the profiler stopped in; a reader of the trace alone
+    // needs this mark to count the steps as every other output does.
+    if (r.flags[i] & kRangeStepTail) fmt::format_to(next_member(), "\"step_tail\":true");
     if (r.correlation[i] != 0) fmt::format_to(next_member(), "\"correlation\":{}", r.correlation[i]);
     if (const uint64_t external = external_id_of(i)) fmt::format_to(next_member(), "\"External id\":{}", external);
     if (r.sequence[i] >= 0) fmt::format_to(next_member(), "\"Sequence number\":{}", r.sequence[i]);
