@@ -41,7 +41,7 @@ class RunRecord:
     p95_step_ns: Optional[float] = None
     std_step_ns: Optional[float] = None      # sample standard deviation; None for fewer than two steps
     startup_ns: Optional[int] = None         # from the collection's start to the first step
-    tail_ns: Optional[int] = None            # from the last step's end to the collection's end
+    tail_ns: Optional[int] = None            # the stretch after the last step boundary (step_statistics)
     compile_time_ns: Optional[float] = None  # TorchDynamo's compile time, or the first step's excess
     compile_source: Optional[str] = None     # "dynamo" or "first_step_excess": what compile_time_ns is
     peak_device_bytes: Optional[int] = None  # most CUDA memory allocated at once (any device)

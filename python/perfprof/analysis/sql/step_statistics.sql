@@ -5,8 +5,9 @@
 --   p5_ns, p95_ns: percentiles interpolated linearly between the two nearest durations (numpy's
 --     default): at position h = (count - 1) * p of the sorted durations (0-based);
 --   stddev_ns: sample standard deviation (n - 1), NULL for a single step;
---   startup_ns: from the collection's start to the first step's start; tail_ns: from the last
---     step's end to the collection's end (the stretch after the last step boundary);
+--   startup_ns: from the collection's start to the first step's start; tail_ns: the
+--     ProfilerStep#N range after the last step boundary (the one the profiler stopped in, or one
+--     left unfinished), 0 without one: the range the Chrome trace marks step_tail;
 --   compile_ns, compile_source: TorchDynamo's compile time, the total of its
 --     `_compile.compile_inner (dynamo_timed)` ranges ('dynamo'); without them the first step's
 --     excess over the median of the other steps, at least 0 ('first_step_excess'), which needs
@@ -30,6 +31,12 @@ percentiles AS (
     SELECT r.p, sum(CASE WHEN s.k = r.lo THEN s.ns * (1 - r.frac) ELSE s.ns * r.frac END) AS ns
     FROM ranks r JOIN steps s ON s.k IN (r.lo, r.lo + 1)
     GROUP BY r.p
+),
+-- The ProfilerStep#N ranges that are no step: the ones from the last step's end on.
+tail AS (
+    SELECT coalesce(sum(a.endNs - a.startNs), 0) AS ns
+    FROM PYTORCH_API a JOIN StringIds s ON s.id = a.name
+    WHERE s.value LIKE 'ProfilerStep#%' AND a.startNs >= (SELECT max(endNs) FROM STEP_TIME)
 ),
 dynamo AS (
     SELECT sum(a.endNs - a.startNs) AS ns
@@ -59,7 +66,7 @@ SELECT count, total_ns, avg_ns, median_ns,
        (SELECT ns FROM percentiles WHERE p = 0.95) AS p95_ns,
        min_ns, max_ns, stddev_ns,
        first_start_ns - (SELECT CAST(value AS INTEGER) FROM META_DATA WHERE name = 'window_begin_ns') AS startup_ns,
-       (SELECT CAST(value AS INTEGER) FROM META_DATA WHERE name = 'window_end_ns') - last_end_ns AS tail_ns,
+       (SELECT ns FROM tail) AS tail_ns,
        coalesce((SELECT ns FROM dynamo), (SELECT ns FROM first_step_excess)) AS compile_ns,
        CASE WHEN (SELECT ns FROM dynamo) IS NOT NULL THEN 'dynamo'
             WHEN (SELECT ns FROM first_step_excess) IS NOT NULL THEN 'first_step_excess' END AS compile_source
