@@ -45,7 +45,7 @@ def plot(paths: List[str], output: Optional[str], theme: Optional[str], config_f
                   console=console, transient=True) as progress:
         task = progress.add_task("", total=len(job.plot_names))
         result = draw(job, on_plot=lambda name: progress.advance(task),
-                      on_build=lambda run_dir: progress.update(task, description=f"(building the database of {run_dir})"))
+                      on_build=lambda what: progress.update(task, description=f"({what})"))
     for path in result.written:
         console.print(f"[green]wrote[/green] {path}", highlight=False, soft_wrap=True)
     for name, reason in result.skipped:

@@ -14,7 +14,7 @@ import os
 import re
 import sqlite3
 import statistics
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from ._results import PASS, RunRecord, read_results
 
@@ -181,13 +181,15 @@ class Comparison:
         return "\n".join(parts)
 
 
-def compare_runs(base: str, new: Sequence[str], top: int = 10) -> Comparison:
+def compare_runs(base: str, new: Sequence[str], top: int = 10,
+                 on_build: Optional[Callable[[str], None]] = None) -> Comparison:
     """Compare run `base` with each run of `new`.
 
     Each run is a run directory, its ``PERFPROF_OUTPUT`` folder or a database file (as
     :func:`perfprof.analysis.open_run` takes them), or a sweep entry
     ``RESULTS.jsonl:FINGERPRINT[:REPEAT]`` (see :func:`resolve_run`). `top` limits the operators
-    and kernels sections to their first rows. Raises :class:`CompareError` (or the
+    and kernels sections to their first rows; `on_build` is called with a line saying which
+    run's database is built first, and from what (:func:`perfprof.analysis.open_run`). Raises :class:`CompareError` (or the
     ``FileNotFoundError`` of open_run) with the run named when a run cannot be read.
     """
     if not new:
@@ -195,7 +197,7 @@ def compare_runs(base: str, new: Sequence[str], top: int = 10) -> Comparison:
     labels = ["base"] + (["new"] if len(new) == 1 else [f"new{number}" for number in range(1, len(new) + 1)])
     runs, per_run = [], []
     for label, reference in zip(labels, [base, *new]):
-        run, data = _read_run(label, reference)
+        run, data = _read_run(label, reference, on_build)
         runs.append(run)
         per_run.append(data)
     sections = tuple(_section(spec, labels, [data[spec.name] for data in per_run], top) for spec in SECTIONS)
@@ -245,12 +247,13 @@ def _sweep_record(records: Sequence[RunRecord], fingerprint: str, repeat: Option
     return min(passed, key=lambda record: record.repeat)
 
 
-def _read_run(label: str, reference: str) -> Tuple[ComparedRun, Dict[str, Dict[Key, Values]]]:
+def _read_run(label: str, reference: str,
+              on_build: Optional[Callable[[str], None]]) -> Tuple[ComparedRun, Dict[str, Dict[Key, Values]]]:
     """One run's summary and its rows per section (keys to measure values)."""
     from ..analysis import open_run
 
     try:
-        with open_run(resolve_run(reference)) as database:
+        with open_run(resolve_run(reference), on_build=on_build) as database:
             return _read_database(label, reference, database)
     except sqlite3.Error as error:  # a corrupt database, or one of another tool
         raise CompareError(f"{reference}: not a readable perfprof database: {error}") from None

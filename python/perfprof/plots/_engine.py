@@ -85,7 +85,7 @@ def draw(job: PlotJob, on_plot: Callable[[str], None] = lambda _: None,
     """Draw `job`'s plots into its output folder, logging to ``perfprof_plot.log`` there.
 
     `on_plot` is called with each plot's name once it is done (progress); `on_build` with a
-    run directory whose database is being built from its capture first (that takes a while).
+    line saying which run's database is being built first, from what (that takes a while).
     """
     os.makedirs(job.output_dir, exist_ok=True)
     result = PlotResult(job.output_dir, os.path.join(job.output_dir, LOG_FILE))
