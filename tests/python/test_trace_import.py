@@ -173,3 +173,79 @@ def test_a_bad_trace_is_one_line_naming_the_file(tmp_path):
     assert result.returncode == 1
     (failure,) = [line for line in result.stderr.splitlines() if line.startswith("failed")]
     assert failure.startswith(f"failed {trace}: {trace}: byte ") and "cut short" in failure
+
+
+# --- A Kineto trace with GPU kernels and NCCL: perfprof's analyses of the import and HTA's ---------
+
+KINETO_TRACE = Path(__file__).parent / "data" / "kineto_gpu_nccl_rank1.pt.trace.json"
+US = 1000
+# Device 0, µs (hand-written, torch.profiler's layout): stream 7 gemm [1040,1100), copy [1180,1190),
+# gemm [1240,1300); stream 13 NCCL all-reduce [1080,1160); stream 9 softmax [1250,1280).
+# Compute [1040,1100) + [1240,1300) = 120; busy [1040,1160) + [1180,1190) + [1240,1300) = 190;
+# span 1040-1300 = 260, idle 70; the all-reduce overlaps compute in [1080,1100): 20 of its 80.
+KINETO_COMPUTE, KINETO_BUSY, KINETO_SPAN = 120 * US, 190 * US, 260 * US
+
+
+@pytest.fixture(scope="module")
+def kineto_run(tmp_path_factory):
+    from perfprof import analysis
+
+    with pytest.MonkeyPatch.context() as environment:
+        environment.setenv("PERFPROF_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+        with analysis.open_run(KINETO_TRACE) as run:
+            yield run
+
+
+@pytest.fixture(scope="module")
+def kineto_hta(tmp_path_factory):
+    import shutil
+
+    from hta.trace_analysis import TraceAnalysis
+
+    folder = tmp_path_factory.mktemp("hta")
+    shutil.copy(KINETO_TRACE, folder)
+    return TraceAnalysis(trace_dir=str(folder))
+
+
+def test_the_kineto_trace_gives_its_rank_devices_and_links(kineto_run):
+    from perfprof import analysis
+
+    info = {row["name"]: row["value"] for row in analysis.ANALYSES["run_info"](kineto_run, top=10).to_dicts()}
+    assert (info["rank"], info["world_size"], info["steps"], info["kernels"]) == ("1", "2", "3", "4")
+    assert info["metadata.trace_id"] == '"0123456789ABCDEF0123456789ABCDEF"'
+    launches = {row["correlationId"]: row for row in analysis.kernel_launches(kineto_run).to_dicts()}
+    # Each GPU activity linked to its launch by correlation id, delayed from the launch's end.
+    assert sorted(launches) == [11, 12, 13, 21, 22]
+    assert (launches[12]["name"], launches[12]["cpu_duration_ns"], launches[12]["gpu_duration_ns"],
+            launches[12]["launch_delay_ns"]) == ("ncclDevKernel_AllReduce_Sum_f32_RING_LL", 5 * US, 80 * US,
+                                                 (1080 - 1065) * US)
+
+
+def test_gpu_analyses_of_the_kineto_trace_agree_with_hta(kineto_run, kineto_hta):
+    from perfprof import analysis
+
+    (ours,) = analysis.temporal_breakdown(kineto_run).to_dicts()
+    assert (ours["compute_ns"], ours["non_compute_ns"], ours["idle_ns"], ours["total_ns"]) == \
+        (KINETO_COMPUTE, KINETO_BUSY - KINETO_COMPUTE, KINETO_SPAN - KINETO_BUSY, KINETO_SPAN)
+    (theirs,) = kineto_hta.get_temporal_breakdown(visualize=False).to_dict("records")
+    assert ours["compute_ns"] == theirs["compute_time(us)"] * US
+    assert ours["non_compute_ns"] == theirs["non_compute_time(us)"] * US
+    assert ours["idle_ns"] == theirs["idle_time(us)"] * US
+
+    (overlap,) = analysis.comm_comp_overlap(kineto_run).to_dicts()
+    assert overlap["overlap_pct"] == pytest.approx(25.0)
+    (theirs,) = kineto_hta.get_comm_comp_overlap(visualize=False).to_dict("records")
+    assert overlap["overlap_pct"] == pytest.approx(theirs["comp_comm_overlap_pctg"])
+
+    _, kernels = kineto_hta.get_gpu_kernel_breakdown(visualize=False, include_memory_kernels=True)
+    top = {row["name"]: row for row in analysis.top_kernels(kineto_run).to_dicts()}
+    assert {row["name"] for row in kernels.to_dict("records")} == set(top)
+    for row in kernels.to_dict("records"):
+        assert top[row["name"]]["total_ns"] == row["sum (us)"] * US, row["name"]
+
+    idle = kineto_hta.get_idle_time_breakdown(ranks=[1], visualize=False)[0].to_dict("records")
+    ours_idle = {(row["streamId"], row["category"]): row["idle_ns"]
+                 for row in analysis.idle_time_breakdown(kineto_run).to_dicts()}
+    assert idle
+    for row in idle:
+        assert ours_idle[row["stream"], row["idle_category"]] == row["idle_time"] * US, row
