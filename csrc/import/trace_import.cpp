@@ -454,6 +454,10 @@ class TraceImporter {
   void add_instant(const Event& event) {
     if (!event.pid_numeric || !event.tid_numeric) return;  // Kineto's global markers
     need_time(event, false);
+    if (event.cat == "gpu_memory") {  // a device allocation: its kind (allocation or free) is not written
+      leave_out(event);
+      return;
+    }
     if (event.name == "[memory]") {
       add_allocation(event);
     } else {

@@ -249,3 +249,20 @@ def test_gpu_analyses_of_the_kineto_trace_agree_with_hta(kineto_run, kineto_hta)
     assert idle
     for row in idle:
         assert ours_idle[row["stream"], row["idle_category"]] == row["idle_time"] * US, row
+
+
+def test_hints_name_the_perfprof_run_flag_on_the_command_line_and_the_option_in_python(tmp_path):
+    from click.testing import CliRunner
+
+    from perfprof.cli import main
+    from perfprof.plots._catalogue import SINGLE_RUN_PLOTS
+
+    memory = SINGLE_RUN_PLOTS["memory_over_time"].needs
+    assert str(memory) == "memory events (profile_memory=True)"
+    trace = tmp_path / "t.json"
+    trace.write_text(KINETO_TRACE.read_text())
+    result = CliRunner().invoke(main, ["plot", str(trace), "-o", str(tmp_path / "plots")])
+    assert result.exit_code == 0, result.output
+    log = (tmp_path / "plots" / "perfprof_plot.log").read_text()
+    assert "it needs memory events (`perfprof run --profile-memory`)" in log
+    assert str(memory) == "memory events (profile_memory=True)"  # the command's words end with it

@@ -192,7 +192,12 @@ def find_runs(path: str) -> List[str]:
     """The run directories at or under `path` (``*_perfprof*`` folders, at any depth), sorted; a
     run directory's own folders are not searched. Where there is none, the Chrome traces at or
     under `path` (``*.pt.trace.json[.gz]``: torch's tensorboard_trace_handler writes a folder of
-    them), each a run. Raises :class:`NoRunError` when there is neither."""
+    them), each a run; a trace file is a run itself. Raises :class:`NoRunError` when there is
+    neither."""
+    from .._trace_import import TRACE_FILE_SUFFIXES, is_trace_file
+
+    if os.path.isfile(path) and is_trace_file(path):
+        return [path]
     if not os.path.isdir(path):
         raise NoRunError(f"{path}: no such directory")
     if is_run_dir(path):
@@ -203,8 +208,6 @@ def find_runs(path: str) -> List[str]:
         found += [os.path.join(root, folder) for folder in runs]
         folders[:] = [folder for folder in folders if folder not in runs]
     if not found:
-        from .._trace_import import TRACE_FILE_SUFFIXES
-
         found = [os.path.join(root, name) for root, _, files in os.walk(path) for name in files
                  if name.endswith(TRACE_FILE_SUFFIXES)]
     if not found:

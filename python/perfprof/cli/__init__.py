@@ -19,6 +19,10 @@ EXIT_FAILED = 1
 @click.version_option(package_name="perfprof", prog_name="perfprof")
 def main() -> None:
     """perfprof: profile a script (run) and what happens after a profiled run (analyse, summary, plot)."""
+    from .._hints import use_command_line
+
+    # What a run lacks is said as `perfprof run`'s flags while the command runs.
+    click.get_current_context().call_on_close(use_command_line())
 
 
 @main.command()

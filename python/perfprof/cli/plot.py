@@ -11,7 +11,7 @@ from . import EXIT_FAILED, EXIT_OK
 
 
 @click.command()
-@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False))
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
 @click.option("-o", "--output", type=click.Path(file_okay=False), default=None,
               help="The folder for the PNGs and perfprof_plot.log [default: RUN/plots, or plots/ in the "
                    "runs' common folder].")
@@ -19,7 +19,7 @@ from . import EXIT_FAILED, EXIT_OK
 @click.option("--config", "config_file", type=click.Path(exists=True, dir_okay=False), default=None,
               help="A plot-config file, over the run's .perfprof-plot-config.yaml and ~/.perfprof/plot_config.yaml.")
 def plot(paths: List[str], output: Optional[str], theme: Optional[str], config_file: Optional[str]) -> None:
-    """Draw the plots of the run directories at or under PATHS as PNGs.
+    """Draw the plots of the run directories at or under PATHS (or of Chrome trace files) as PNGs.
 
     \b
     perfprof plot result/host_1234_20261123101500_perfprof

@@ -16,6 +16,7 @@ import sqlite3
 import statistics
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Tuple
 
+from .._hints import how_to
 from ._results import PASS, RunRecord, read_results
 
 if TYPE_CHECKING:
@@ -51,6 +52,7 @@ class SectionSpec:
     compared: str
     absent: str             # said instead of a table when no run has a row
     limited: bool = False   # only the first --top rows are shown
+    hint: str = ""          # how to record it (a perfprof._hints name), said after `absent`
 
     def columns(self, labels: Sequence[str]) -> Tuple[str, ...]:
         """The section's table columns for runs labelled `labels` (the base first): the keys, the
@@ -75,7 +77,7 @@ KERNELS = SectionSpec(
     "no GPU work", limited=True)
 MEMORY = SectionSpec(
     "memory", "Memory: peak per category", ("device", "category"), ("peak_bytes",), "peak_bytes",
-    "no memory recorded (profile with profile_memory=True)")
+    "no memory recorded", hint="memory")
 
 #: The sections, in the order they are shown.
 SECTIONS = (STEPS, OPERATORS, KERNELS, MEMORY)
@@ -106,7 +108,9 @@ class ComparedSection:
     @property
     def note(self) -> Optional[str]:
         """Why the section has no rows (e.g. "no GPU work"), or None when it has some."""
-        return None if self.table.rows else self.spec.absent
+        if self.table.rows:
+            return None
+        return f"{self.spec.absent} ({how_to(self.spec.hint)})" if self.spec.hint else self.spec.absent
 
 
 @dataclasses.dataclass(frozen=True)
@@ -267,7 +271,7 @@ def _read_database(label: str, reference: str,
     steps = {(str(row["step"]),): (row["duration_ns"],) for row in step_times(database)}
     if not steps:
         raise CompareError(f"{reference}: the run recorded no steps ({database.path} has no STEP_TIME rows); "
-                           "profile with a schedule and call prof.step() once per step")
+                           f"profile with {how_to('steps')}")
     durations = [values[0] for values in steps.values()]
     warmup = 1 if len(durations) >= WARMUP_MIN_STEPS else 0
     run = ComparedRun(label, reference, database.path, len(durations), warmup,

@@ -166,5 +166,5 @@ def _multi(name: str, job: PlotJob, runs: Dict[Run, RunDatabase]) -> Any:
     return plot.draw(tables, job.config)
 
 
-def _missing(table: Table, needs: str) -> str:
+def _missing(table: Table, needs: "Requirement") -> str:
     return f"no data ({table.name} is empty: it needs {needs})"
