@@ -348,6 +348,7 @@ class TraceImporter {
       ++negative_durations_;
       return;
     }
+    if (event.dur_ns > std::numeric_limits<int64_t>::max() - event.ts_ns) bad_event("it ends past the clock's range");
     const int64_t end_ns = event.ts_ns + event.dur_ns;
     GpuActivityKind gpu_kind{};
     RangeKind kind{};

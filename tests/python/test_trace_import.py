@@ -266,3 +266,35 @@ def test_hints_name_the_perfprof_run_flag_on_the_command_line_and_the_option_in_
     log = (tmp_path / "plots" / "perfprof_plot.log").read_text()
     assert "it needs memory events (`perfprof run --profile-memory`)" in log
     assert str(memory) == "memory events (profile_memory=True)"  # the command's words end with it
+
+
+def test_a_jobs_chrome_traces_alone_are_clustered_as_its_run_directories_are(tmp_path):
+    """Two GPU ranks through the CUPTI double; `perfprof cluster` on their Chrome traces alone (a
+    folder of *.pt.trace.json, as torch's tensorboard_trace_handler leaves) gives the step table
+    and the collectives it gives on the run directories."""
+    import shutil
+
+    from analysis_runs import US, Activity, constructed_run
+
+    nccl = "ncclDevKernel_AllReduce_Sum_f32_RING_LL"
+    traces = tmp_path / "traces"
+    traces.mkdir()
+    for rank in range(2):
+        activities = [Activity("kernel", 7, 0, 10 * US, (100 + 50 * rank) * US, name="gemm")]
+        activities += [Activity("kernel", 13, (200 + 300 * k) * US, (300 + 300 * k + 100 * rank) * US,
+                                (150 - 100 * rank) * US, name=nccl) for k in range(4)]
+        run_dir = constructed_run(activities, tmp_path, env={"RANK": str(rank), "WORLD_SIZE": "2"})
+        (trace,) = (run_dir / "PERFPROF_OUTPUT").glob("*.pt.trace.json")
+        shutil.copy(trace, traces / f"rank{rank}.pt.trace.json")
+    outputs = {}
+    for name, path in (("runs", tmp_path / "runs"), ("traces", traces)):
+        result = perfprof("cluster", str(path), "-o", str(tmp_path / f"out_{name}"), cwd=tmp_path)
+        assert result.returncode == 0, result.stderr
+        outputs[name] = tmp_path / f"out_{name}"
+    assert "from its Chrome trace" not in result.stderr and "importing" in result.stderr
+    steps = {name: (out / "cluster_step_trace_time.csv").read_text() for name, out in outputs.items()}
+    assert steps["traces"] == steps["runs"] and "rank" in steps["traces"]
+    collectives = {name: json.loads((out / "cluster_communication.json").read_text())["collectives"][nccl]
+                   for name, out in outputs.items()}
+    assert collectives["traces"] == collectives["runs"]
+    assert collectives["traces"]["per_rank"]["0"]["wait_ns"] == 4 * 100 * US
