@@ -97,6 +97,7 @@ def main() -> None:
             started = time.perf_counter()
             subprocess.run([sys.executable, "-m", "perfprof", "summary", run_dir], capture_output=True, check=True)
             best["first perfprof summary"] = min(best["first perfprof summary"], time.perf_counter() - started)
+            print("round:", {name: round(seconds, 3) for name, seconds in best.items()}, flush=True)
         finally:
             shutil.rmtree(work, ignore_errors=True)
     print(f"GPT-2 small ({facts['parameters'] / 1e6:.0f}M parameters), {args.steps} active steps: "

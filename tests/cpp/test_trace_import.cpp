@@ -33,6 +33,9 @@ constexpr const char* kKinetoTrace = R"json({
   {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 42, "tid": 43, "ts": 1010.1234, "dur": 50.0005,
    "args": {"External id": 2, "Sequence number": 5, "Fwd thread id": 0, "Input Dims": [[8, 16], [16, 4]],
             "Input type": ["float", "float"], "Concrete Inputs": ["", ""]}},
+  {"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": 42, "tid": 43, "ts": 1090, "dur": 5,
+   "args": {"Collective name": "allreduce", "In msg nelems": 1024, "Out msg nelems": 1024, "Group size": 2,
+            "dtype": "Float", "Process Group Name": "0", "Process Group Ranks": "[0, 1]", "Rank": 1}},
   {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 42, "tid": 43, "ts": 1020, "dur": 5,
    "args": {"External id": 2, "cbid": 211, "correlation": 77}},
   {"ph": "X", "cat": "kernel", "name": "gemm_kernel", "pid": 0, "tid": 7, "ts": 1030, "dur": 20,
@@ -107,6 +110,13 @@ TEST(TraceImport, KinetoTraceBecomesTheModel) {
             (std::vector<std::vector<int64_t>>{{8, 16}, {16, 4}}));
   ASSERT_NE(op_args.find<std::vector<StringId>>(ArgKey::InputTypes), nullptr);
   EXPECT_EQ(m.str(op_args.find<std::vector<StringId>>(ArgKey::InputTypes)->at(1)), "float");
+  // A collective's parameters, typed.
+  const ArgSet& comms = m.args(r.args[row_named(m, "record_param_comms")]);
+  ASSERT_NE(comms.find<StringId>(ArgKey::CollectiveName), nullptr);
+  EXPECT_EQ(m.str(*comms.find<StringId>(ArgKey::CollectiveName)), "allreduce");
+  EXPECT_EQ(*comms.find<int64_t>(ArgKey::InMsgElements), 1024);
+  EXPECT_EQ(*comms.find<int64_t>(ArgKey::GroupSize), 2);
+  EXPECT_EQ(m.str(*comms.find<StringId>(ArgKey::ProcessGroupRanks)), "[0, 1]");
   // The launch is linked to the operator around it, and the kernel to the launch.
   EXPECT_EQ(r.correlation[launch], 77u);
   EXPECT_EQ(r.external_id[launch], r.id[op]);
