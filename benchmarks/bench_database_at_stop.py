@@ -9,8 +9,10 @@ parameters, built locally without weights) training on CPU with AdamW, batch 1 x
 profiled by perfprof with the default options apart from export_type (a schedule of one wait,
 one warm-up and --steps active steps, tensorboard_trace_handler). Per round, in a fresh process
 each:
-- at stop: the wall time of the prof.step() that ends the cycle (the trace model is built and
-  the run directory written, synchronously), with export_type text (the default) and text + db;
+- at stop: from the prof.step() that ends the cycle until the handler has written the run
+  directory (the trace model built, the trace and tables written, in the background: the
+  training loop goes on meanwhile, but the process's exit waits for it), with export_type text
+  (the default) and text + db;
 - later: opening the text-only run for the analyses (perfprof.analysis.open_run: the database
   built from its Chrome trace), and the whole first `perfprof summary` command.
 The best of --rounds is reported for each.
@@ -44,8 +46,9 @@ with perfprof.profile(schedule=perfprof.schedule(wait=1, warmup=1, active=steps,
         optimizer.step()
         optimizer.zero_grad()
         started = time.perf_counter()
-        prof.step()  # the last one ends the cycle: the run directory is written here
-        stop_s = time.perf_counter() - started
+        prof.step()  # the last one ends the cycle: its run directory is written (in the background)
+handler.wait()
+stop_s = time.perf_counter() - started
 print(json.dumps({"stop_s": stop_s, "parameters": sum(p.numel() for p in model.parameters())}))
 """
 

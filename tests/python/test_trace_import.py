@@ -298,3 +298,16 @@ def test_a_jobs_chrome_traces_alone_are_clustered_as_its_run_directories_are(tmp
                    for name, out in outputs.items()}
     assert collectives["traces"] == collectives["runs"]
     assert collectives["traces"]["per_rank"]["0"]["wait_ns"] == 4 * 100 * US
+
+
+def test_a_run_recording_what_its_trace_cannot_carry_writes_its_database_at_stop(tmp_path):
+    """Memory categories need the tensor roles only the capture or the database keeps: with the
+    capture removed (the default), such a run writes its database at stop; a default run does not
+    (docs/performance.md: the first summary builds it from the trace at about the same cost)."""
+    (tmp_path / "train.py").write_text(TRAIN_SCRIPT)
+    result = perfprof("run", "-o", "memory", "--profile-memory", "train.py", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    run_dir = the_run_dir(tmp_path / "memory")
+    assert (run_dir / "PERFPROF_OUTPUT" / "perfprof.db").is_file() and not (run_dir / "capture.ppcap").exists()
+    peaks = summary_rows("memory", "memory_peaks", tmp_path)
+    assert {row["category"] for row in peaks if row["peak_bytes"]} >= {"PARAMETER", "TOTAL"}

@@ -13,7 +13,7 @@ import os
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from ..analysis import RunDatabase, Table, open_run
-from ._catalogue import MULTI_RUN_PLOTS, SINGLE_RUN_PLOTS
+from ._catalogue import MULTI_RUN_PLOTS, SINGLE_RUN_PLOTS, Requirement
 from ._config import PlotConfig, config_path_for, load_config
 from ._layout import PLOTS_DIR, Run, grouped, home_of, run_dirs_of
 from ._log import LOG_FILE, PlotLog
@@ -166,5 +166,5 @@ def _multi(name: str, job: PlotJob, runs: Dict[Run, RunDatabase]) -> Any:
     return plot.draw(tables, job.config)
 
 
-def _missing(table: Table, needs: "Requirement") -> str:
+def _missing(table: Table, needs: Requirement) -> str:
     return f"no data ({table.name} is empty: it needs {needs})"
