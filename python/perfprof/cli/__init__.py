@@ -82,8 +82,8 @@ def summary(paths: List[str], output_format: str, top: int, names: List[str]) ->
     top kernels, operators and mstx ranges (count, total, avg, median, min, max, stdev).
 
     PATHS are run directories (or folders holding several, each reported in turn), their
-    PERFPROF_OUTPUT folders, or database files. A run written without a database gets one built
-    from its capture first.
+    PERFPROF_OUTPUT folders, database files, or Chrome trace files (torch.profiler's too). A run
+    without a database gets one built first, from its capture or its Chrome trace.
 
     \b
     perfprof summary result/host_1234_20261123_101500_perfprof

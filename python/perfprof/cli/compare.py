@@ -47,7 +47,8 @@ def compare(base: str, new: List[str], top: int, as_csv: bool, as_markdown: bool
     BASE and NEW are run directories (or a folder holding one, as `perfprof run -o DIR` writes),
     their PERFPROF_OUTPUT folders, database files, Chrome traces (torch.profiler's too), or sweep
     entries RESULTS.jsonl:FINGERPRINT[:REPEAT] (that configuration's run; its first passing repeat
-    by default). A run without a database gets one first, from its capture or its trace. The mean and median step times leave out the first step when a run has 3 or more.
+    by default). A run without a database gets one first, from its capture or its trace. The
+    mean and median step times leave out the first step when a run has 3 or more.
 
     \b
     perfprof compare base_perfprof new_perfprof

@@ -36,7 +36,7 @@ class RunSummary:
 def summarize_run(run_dir: str, index: int, parquet_dir: str) -> RunSummary:
     """Write the Parquet files of the run directory `run_dir` under `parquet_dir` (file names
     numbered by `index`, unique per run directory). Builds the run's database from its capture
-    when it has none (or an older one)."""
+    or trace when it has none (or an older one)."""
     import duckdb
 
     from ..analysis import open_run

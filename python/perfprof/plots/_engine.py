@@ -113,8 +113,8 @@ def _log_job(log: PlotLog, job: PlotJob) -> None:
 
 def _open_runs(runs: Sequence[Run], databases: contextlib.ExitStack, log: PlotLog, result: PlotResult,
                on_build: Optional[Callable[[str], None]]) -> Dict[Run, RunDatabase]:
-    """Each run's database (built from its capture when it has none); a run that cannot be
-    opened is logged as failed and left out."""
+    """Each run's database (built from its capture or trace when it has none); a run that
+    cannot be opened is logged as failed and left out."""
     opened = {}
     for run in runs:
         try:
