@@ -10,16 +10,10 @@
 #include <vector>
 
 #include "import/json_reader.h"
+#include "import/trace_header.h"
 #include "trace/trace_model.h"
 
 namespace perfprof {
-
-// The trace's "distributedInfo": which rank of which job it is.
-struct DistributedInfo {
-  std::string backend;
-  int64_t rank = 0;
-  int64_t world_size = 1;
-};
 
 struct ImportedTrace {
   TraceModel model;
