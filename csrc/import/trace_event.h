@@ -44,7 +44,7 @@ struct TraceEvent {
     if (member->type != JsonValue::Type::Number || !json_uint(member->text, value)) {
       throw BadEvent(fmt::format("its \"{}\" is not a non-negative integer", key));
     }
-    if (value > std::numeric_limits<T>::max()) throw BadEvent(fmt::format("its \"{}\" ({}) is out of range", key, value));
+    if (value > static_cast<uint64_t>(std::numeric_limits<T>::max())) throw BadEvent(fmt::format("its \"{}\" ({}) is out of range", key, value));
     return static_cast<T>(value);
   }
   // The arg `key`, which must be an integer. Throws BadEvent.

@@ -165,7 +165,7 @@ class TraceImporter {
     ++left_out_[fmt::format("'{}' ({})", event.cat.empty() ? event.name : event.cat, event.ph)];
   }
 
-  void need_time(const TraceEvent& event, bool duration) const {
+  static void need_time(const TraceEvent& event, bool duration) {
     if (!event.has_ts) throw BadEvent("it has no \"ts\"");
     if (duration && !event.has_dur) throw BadEvent("it has no \"dur\"");
   }
@@ -178,7 +178,9 @@ class TraceImporter {
       ++negative_durations_;
       return;
     }
-    if (event.dur_ns > std::numeric_limits<int64_t>::max() - event.ts_ns) throw BadEvent("it ends past the clock's range");
+    if (event.ts_ns > 0 && event.dur_ns > std::numeric_limits<int64_t>::max() - event.ts_ns) {
+      throw BadEvent("it ends past the clock's range");
+    }
     const int64_t end_ns = event.ts_ns + event.dur_ns;
     GpuActivityKind gpu_kind{};
     RangeKind kind{};
@@ -243,7 +245,7 @@ class TraceImporter {
         event.dim3_arg("grid", a.grid);
         event.dim3_arg("block", a.block);
         a.registers_per_thread = event.unsigned_arg<uint16_t>("registers per thread");
-        a.static_shared_memory = static_cast<int32_t>(event.unsigned_arg<uint32_t>("shared memory") & 0x7fffffff);
+        a.static_shared_memory = event.unsigned_arg<int32_t>("shared memory");  // static and dynamic, summed
         break;
       case GpuActivityKind::Memcpy:
         a.bytes = event.unsigned_arg<uint64_t>("bytes");
@@ -448,7 +450,7 @@ class TraceImporter {
   // ---- the model ----------------------------------------------------------------------------
 
   ImportedTrace finish() {
-    if (!open_async_.empty()) ++left_out_[fmt::format("async slices that never end ({})", open_async_.size())];
+    if (!open_async_.empty()) left_out_["async slices that never end (b)"] += open_async_.size();
     ImportedTrace out;
     out.notes = notes();
     out.model = build_trace(capture());

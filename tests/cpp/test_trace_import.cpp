@@ -260,7 +260,8 @@ TEST(TraceImport, JsonArrayFormatAndAsyncSlices) {
   const ImportedTrace imported = import_text(dir, R"([
     {"ph": "b", "cat": "user_annotation", "name": "load", "id": "0x5", "pid": 3, "tid": 4, "ts": 10},
     {"ph": "e", "cat": "user_annotation", "name": "load", "id": "0x5", "pid": 3, "tid": 9, "ts": 30},
-    {"ph": "C", "name": "queue", "pid": 3, "ts": 20, "args": {"value": 2.5}}
+    {"ph": "C", "name": "queue", "pid": 3, "ts": 20, "args": {"value": 2.5}},
+    {"ph": "b", "cat": "user_annotation", "name": "never ends", "id": 6, "pid": 3, "tid": 4, "ts": 25}
   ])");
   const TraceModel& m = imported.model;
   ASSERT_EQ(m.ranges.size(), 1u);
@@ -269,6 +270,7 @@ TEST(TraceImport, JsonArrayFormatAndAsyncSlices) {
   ASSERT_EQ(m.counters.size(), 1u);
   EXPECT_EQ(m.str(m.counters.name[0]), "queue");
   EXPECT_EQ(m.counters.value[0], 2.5);
+  EXPECT_EQ(imported.notes.substr(0, imported.notes.find(';')), "left out 1 async slices that never end (b)");
 }
 
 }  // namespace
