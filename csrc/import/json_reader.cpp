@@ -37,7 +37,7 @@ void append_utf8(std::string& out, uint32_t code) {
 
 // A value printable in an error message: short, and without control characters.
 std::string shown(char c) {
-  if (c == '\0') return "the end of the file";
+  if (c == '\0') return "the end of the file (a file cut short)";
   if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7F) {
     return fmt::format("byte 0x{:02x}", static_cast<unsigned char>(c));
   }

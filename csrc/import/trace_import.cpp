@@ -115,8 +115,9 @@ class TraceImporter {
   }
 
   void read_text(std::string& out) {
-    if (reader_.peek() != '"') throw BadEvent(fmt::format("its \"{}\" is not a string", key_));
-    reader_.read_string(out);
+    const char next = reader_.peek();
+    if (next != '"' && next != '\0') throw BadEvent(fmt::format("its \"{}\" is not a string", key_));
+    reader_.read_string(out);  // at the end of the file: says the file was cut short
   }
 
   // A pid or tid: a number (true), or a name (false: Kineto's "Spans", "Traces" tracks).
