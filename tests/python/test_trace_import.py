@@ -311,3 +311,9 @@ def test_a_run_recording_what_its_trace_cannot_carry_writes_its_database_at_stop
     assert (run_dir / "PERFPROF_OUTPUT" / "perfprof.db").is_file() and not (run_dir / "capture.ppcap").exists()
     peaks = summary_rows("memory", "memory_peaks", tmp_path)
     assert {row["category"] for row in peaks if row["peak_bytes"]} >= {"PARAMETER", "TOTAL"}
+    # The same when `perfprof analyse` writes the run later and removes its capture.
+    result = perfprof("run", "-o", "later", "--no-analyse", "--profile-memory", "train.py", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    run_dir = the_run_dir(tmp_path / "later")
+    assert perfprof("analyse", str(run_dir), cwd=tmp_path).returncode == 0
+    assert (run_dir / "PERFPROF_OUTPUT" / "perfprof.db").is_file() and not (run_dir / "capture.ppcap").exists()
