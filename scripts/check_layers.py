@@ -24,7 +24,8 @@ LAYERS: Tuple[Tuple[str, ...], ...] = (
                                           #   telemetry: the /proc and NVML samplers)
     ("capture",),                         # a session's capture and its file format
     ("trace",),                           # the trace model, built from a capture
-    ("analysis",),                        # what is derived from the model
+    ("analysis", "import"),               # what is derived from the model; Chrome traces read
+                                          #   into a capture and built into the model
     ("export",),                          # file formats
     ("bindings",),                        # the Python module: entry points and registration
 )

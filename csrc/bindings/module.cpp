@@ -32,6 +32,7 @@
 #include "cupti/kernel_metrics_collector.h"
 #include "cupti/range_profiler.h"
 #include "export/exporters.h"
+#include "import/trace_import.h"
 #include "memory/timeline.h"
 #include "mstx/mstx.h"
 #include "record/recorder.h"
@@ -146,6 +147,24 @@ py::tuple read_capture_trace(const std::string& path, bool flops) {
     return trace_of(std::move(reading.capture), flops);
   }();
   return py::make_tuple(std::move(trace), complete, std::move(problem), std::move(metadata));
+}
+
+py::tuple import_trace(const std::string& path, bool flops) {
+  ImportedTrace imported;
+  std::string failure;
+  {
+    py::gil_scoped_release release;
+    try {
+      imported = import_chrome_trace(path);
+      if (flops) annotate_flops(imported.model);
+    } catch (const TraceImportError& error) {
+      failure = error.what();
+    }
+  }
+  if (!failure.empty()) throw std::invalid_argument(failure);
+  const DistributedInfo& distributed = imported.distributed;
+  return py::make_tuple(Trace(std::move(imported.model)), std::move(imported.metadata), distributed.rank,
+                        distributed.world_size, distributed.backend, std::move(imported.notes));
 }
 
 py::dict key_average_fields(const KeyAverageRow& row) {
@@ -497,6 +516,12 @@ PYBIND11_MODULE(_core, m) {
         "where; metadata lists the run metadata it holds as (key, json, from_user) tuples.\n"
         "Raises ValueError when the file is not a capture this perfprof reads, OSError when it\n"
         "cannot be read.");
+  m.def("import_trace", &import_trace, py::arg("path"), py::arg("flops") = false,
+        "Build a Trace from a Chrome trace (torch.profiler's, Kineto's or perfprof's; .json or\n"
+        ".json.gz), read in one streaming pass: returns (trace, metadata, rank, world_size, backend,\n"
+        "notes). metadata lists the trace's top-level scalar members as (name, json) tuples; notes\n"
+        "is one line saying what was left out and what the trace lacks. Raises ValueError, naming\n"
+        "the file and what was wrong, for a file that cannot be read or is not such a trace.");
   m.def("cupti_load", [](const std::string& explicit_path, const std::vector<std::string>& candidates,
                          const std::string& driver_library) {
     CuptiStatus status;

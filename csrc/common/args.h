@@ -47,6 +47,15 @@ enum class ArgKey : uint8_t {
   GcThread = 11,        // Int: the OS thread it ran on
   Cbid = 12,            // Int: a CUDA API call's CUPTI callback id
   Flops = 13,           // Int: an operator's floating-point operations (derived by analysis/)
+  // A collective's parameters, as torch's record_param_comms and its NCCL kernels carry them in a
+  // torch.profiler trace (read by import/).
+  CollectiveName = 14,    // Text: "allreduce", "allgather", ...
+  InMsgElements = 15,     // Int: elements sent
+  OutMsgElements = 16,    // Int: elements received
+  GroupSize = 17,         // Int: ranks in the process group
+  DataType = 18,          // Text: the elements' type ("Float")
+  ProcessGroupName = 19,  // Text
+  ProcessGroupRanks = 20, // Text: the group's ranks as torch writes them ("[0, 1]")
 };
 
 struct ArgKeySpec {
@@ -70,6 +79,13 @@ inline constexpr ArgKeySpec kArgKeys[] = {
     {ArgKey::GcThread, ArgType::Int, "Thread Id"},
     {ArgKey::Cbid, ArgType::Int, "cbid"},
     {ArgKey::Flops, ArgType::Int, "flops"},
+    {ArgKey::CollectiveName, ArgType::Text, "Collective name"},
+    {ArgKey::InMsgElements, ArgType::Int, "In msg nelems"},
+    {ArgKey::OutMsgElements, ArgType::Int, "Out msg nelems"},
+    {ArgKey::GroupSize, ArgType::Int, "Group size"},
+    {ArgKey::DataType, ArgType::Text, "dtype"},
+    {ArgKey::ProcessGroupName, ArgType::Text, "Process Group Name"},
+    {ArgKey::ProcessGroupRanks, ArgType::Text, "Process Group Ranks"},
 };
 
 // The spec of `key`, or null for a number no key has (a capture from a newer perfprof).

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
 from . import _core
-from .trace_handler import CAPTURE_FILE, INFO_FILE, METADATA_FILE, RUN_DIR_SUFFIX, remove_run_temporaries, \
-    trace_file_name, write_database, write_json, write_outputs
+from .trace_handler import CAPTURE_FILE, INFO_FILE, METADATA_FILE, RUN_DIR_SUFFIX, records_beyond_trace, \
+    remove_run_temporaries, trace_file_name, write_database, write_json, write_outputs
 
 
 @dataclass(frozen=True)
@@ -170,12 +170,13 @@ def _analyse(run_dir: str, data_simplification: Optional[bool]) -> AnalyseResult
     warning = "" if run.complete else f"{run.problem}; {_last_complete_step(trace)}"
     worker_name = info.get("worker_name") or _worker_name_of(run_dir)
     trace_file = trace_file_name(run_dir, worker_name, info.get("use_gzip") is True)
-    write_outputs(trace, run_dir, trace_file, run.metadata_items, int(info.get("rank", 0)),
-                  int(info.get("world_size", 1)), str(info.get("backend", "")), info.get("config", {}),
-                  run.environment)
     remove_capture = data_simplification
     if remove_capture is None:
         remove_capture = bool(info.get("config", {}).get("experimental_config", {}).get("data_simplification", False))
+    # Without the capture, what the Chrome trace cannot carry lives on in the database alone.
+    write_outputs(trace, run_dir, trace_file, run.metadata_items, int(info.get("rank", 0)),
+                  int(info.get("world_size", 1)), str(info.get("backend", "")), info.get("config", {}),
+                  run.environment, with_database=remove_capture and records_beyond_trace(info.get("config", {})))
     info.update({
         "worker_name": worker_name,
         "trace_stats": trace.stats,

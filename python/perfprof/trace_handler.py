@@ -230,6 +230,16 @@ def wants_database(config: Dict[str, Any]) -> bool:
     return "db" in ((config.get("experimental_config") or {}).get("export_type") or [])
 
 
+def records_beyond_trace(config: Dict[str, Any]) -> bool:
+    """Whether a run's configuration (profiler_info.json's "config") records what its Chrome trace
+    cannot carry, so that only its database or capture keeps it: memory profiling's tensor roles
+    (the memory categories) and per-kernel hardware metrics. A default run records neither, and
+    its database is built from the trace when first asked for (docs/performance.md)."""
+    experimental = config.get("experimental_config") or {}
+    return bool(config.get("profile_memory") or experimental.get("l2_cache") or
+                experimental.get("gpu_metrics") not in (None, "GpuMetricsNone"))
+
+
 def write_outputs(trace: Any, run_dir: str, trace_file: str, metadata_items: List[Any], rank: int, world_size: int,
                   backend: str, config: Optional[Dict[str, Any]] = None,
                   environment: Optional[Dict[str, str]] = None, with_database: bool = False) -> None:
@@ -282,8 +292,10 @@ class _RunDirectoryJob:
         # data_simplification: once the outputs are written, the capture they came from goes.
         self.remove_capture = self.analyse and bool(prof.experimental_config.data_simplification)
         # Auto-plot reads the database: written from the trace in memory when analysing. Without
-        # analysing, the plots build it from the capture (perfprof.analysis.open_run).
-        self.with_database = with_database
+        # analysing, the plots build it from the capture (perfprof.analysis.open_run). A run
+        # whose capture goes keeps in its database what its Chrome trace cannot carry.
+        config = prof._config_description()
+        self.with_database = with_database or (self.remove_capture and records_beyond_trace(config))
         self.trace_file = trace_file_name(run_dir, worker_name, use_gzip)
         self.metadata_items = prof._metadata_items()
         self.metadata: Dict[str, Any] = prof.metadata
@@ -297,7 +309,7 @@ class _RunDirectoryJob:
             "trace_id": prof.get_trace_id(),
             "use_gzip": use_gzip,  # how `perfprof analyse` writes the trace when it writes it later
             "versions": versions(),
-            "config": prof._config_description(),
+            "config": config,
             "window": {
                 "begin_unix_ns": prof.trace.window_begin_ns + prof.trace.unix_offset_ns,
                 "end_unix_ns": prof.trace.window_end_ns + prof.trace.unix_offset_ns,

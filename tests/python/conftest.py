@@ -27,3 +27,10 @@ def _fresh_once_warnings():
     expecting one must not depend on no earlier test having said it."""
     with perfprof._logging._said_lock:
         perfprof._logging._said.clear()
+
+
+@pytest.fixture(autouse=True)
+def _private_cache(tmp_path_factory, monkeypatch):
+    """Each test imports traces into a cache of its own (perfprof._trace_import), not the user's
+    ~/.cache: the commands it runs inherit the variable."""
+    monkeypatch.setenv("PERFPROF_CACHE_DIR", str(tmp_path_factory.mktemp("perfprof_cache")))

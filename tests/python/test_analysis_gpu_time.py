@@ -44,10 +44,15 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return constructed_run(SCENARIO, tmp_path_factory.mktemp("constructed"))
 
 
-@pytest.fixture(scope="module")
-def run(run_dir: Path):
-    with analysis.open_run(run_dir) as opened:
-        yield opened
+@pytest.fixture(scope="module", params=["database", "imported trace"])
+def run(run_dir: Path, request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
+    """The run's database as perfprof wrote it, and the one imported from its Chrome trace (the
+    file HTA reads): every analysis gives the same numbers on both."""
+    (trace,) = Path(perfprof.trace_dir_of(str(run_dir))).glob("*.pt.trace.json*")
+    with pytest.MonkeyPatch.context() as environment:
+        environment.setenv("PERFPROF_CACHE_DIR", str(tmp_path_factory.mktemp("imported")))
+        with analysis.open_run(run_dir if request.param == "database" else trace) as opened:
+            yield opened
 
 
 @pytest.fixture(scope="module")

@@ -8,6 +8,7 @@ so every launch after a stream's first waits behind the work before it, however 
 loaded machine runs the script; the numbers that still depend on when the calls were made are
 computed from the calls' recorded times.
 """
+import glob
 import os
 import sqlite3
 
@@ -74,9 +75,12 @@ def run_dir(tmp_path_factory):
     return make_run(SCENARIO, tmp_path_factory.mktemp("gpu_work"))
 
 
-@pytest.fixture()
-def db(run_dir):
-    with analysis.open_run(run_dir) as database:
+@pytest.fixture(params=["database", "imported trace"])
+def db(run_dir, request):
+    """The run's database as perfprof wrote it, and the one imported from its Chrome trace (the
+    file HTA reads): every analysis gives the same numbers on both."""
+    (trace,) = glob.glob(os.path.join(run_dir, "PERFPROF_OUTPUT", "*.pt.trace.json*"))
+    with analysis.open_run(run_dir if request.param == "database" else trace) as database:
         yield database
 
 

@@ -3,6 +3,7 @@ and the formats, selection and errors of the command."""
 from __future__ import annotations
 
 import csv
+import glob
 import io
 import json
 import os
@@ -153,7 +154,18 @@ def test_a_database_of_an_older_perfprof_is_rebuilt_from_the_capture_or_named(tm
     set_schema("1")
     result = summary(database, "-a", "run_info")  # a database file is read, never rebuilt
     assert result.returncode == 1 and f"run `perfprof analyse {run_dir}` to rebuild it" in result.stderr
+    # Without its capture, the run directory's database is rebuilt from its Chrome trace; the
+    # database file alone is still read as it is, the error saying where to rebuild it from.
     os.remove(os.path.join(run_dir, "capture.ppcap"))
+    set_schema("1")
+    result = summary(database, "-a", "run_info")
+    assert result.returncode == 1 and f"give the run directory {run_dir} instead" in result.stderr
+    result = summary(run_dir, "--format", "json", "-a", "run_info")
+    assert result.returncode == 0, result.stderr
+    assert "from its Chrome trace" in result.stderr and schema() == str(SCHEMA_VERSION)
+    set_schema("1")
+    (trace,) = glob.glob(os.path.join(run_dir, "PERFPROF_OUTPUT", "*.pt.trace.json"))
+    os.remove(trace)
     for path in (run_dir, database):
         result = summary(path, "-a", "run_info")
         assert result.returncode == 1
@@ -166,7 +178,12 @@ def test_errors_name_the_problem(tmp_path, gpu_run):
     empty.mkdir()
     result = summary(str(empty))
     assert result.returncode == 1
-    assert "no database" in result.stderr and "ExportType.Db" in result.stderr
+    assert "no run directory there" in result.stderr and "no Chrome trace" in result.stderr
+    run_without_outputs = tmp_path / "w_1_perfprof"
+    (run_without_outputs / "PERFPROF_OUTPUT").mkdir(parents=True)
+    result = summary(str(run_without_outputs))
+    assert result.returncode == 1
+    assert "no database (PERFPROF_OUTPUT/perfprof.db), no capture (capture.ppcap) and no Chrome trace" in result.stderr
     not_a_database = tmp_path / "junk.db"
     not_a_database.write_bytes(b"not sqlite" * 100)
     result = summary(str(not_a_database))

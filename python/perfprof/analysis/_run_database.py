@@ -9,7 +9,7 @@ import threading
 from concurrent.futures import Future
 from typing import Any, Callable, Dict, List, Mapping, Optional
 
-from ..trace_handler import CAPTURE_FILE, OUTPUT_DIR, RUN_DIR_SUFFIX
+from ..trace_handler import CAPTURE_FILE, OUTPUT_DIR, RUN_DIR_SUFFIX, TRACE_SUFFIX
 from ._sql import query_text
 from ._table import Table
 
@@ -110,23 +110,33 @@ def open_run(path: "os.PathLike[str] | str", build: bool = True,
 
     Args:
         path: a run directory (``{worker}_{timestamp}_perfprof``), its ``PERFPROF_OUTPUT``
-            folder, or a database file (``perfprof.db``, ``perfprof_{rank}.db``).
-        build: when the run directory has no database but has its capture, build the database
-            from the capture first (``PERFPROF_OUTPUT/perfprof.db``). With False, a run without
-            a database is an error.
-        on_build: called with the run directory before a database is built (progress messages).
+            folder, a database file (``perfprof.db``, ``perfprof_{rank}.db``), or a Chrome trace
+            file that torch.profiler, Kineto or perfprof wrote (``.json``, ``.json.gz``).
+        build: when the run has no database, build it first: from the run directory's capture,
+            else from its Chrome trace (``PERFPROF_OUTPUT/perfprof.db``); a trace file's in
+            perfprof's import cache (``perfprof._trace_import``). With False, a run without a
+            database is an error.
+        on_build: called with one line saying what is built, from what and where, before a
+            database is built (progress messages).
 
     A database written by an older perfprof (schema before :data:`SCHEMA_VERSION`) is rebuilt
-    from the run's capture the same way (unless `build` is False).
+    the same way (unless `build` is False).
 
     Raises ``FileNotFoundError`` when `path` does not exist or the run has neither a database
-    nor a capture to build one from, and :class:`OutdatedDatabaseError` for an older database
-    that cannot be rebuilt, each with what to do instead.
+    nor a capture or trace to build one from, :class:`OutdatedDatabaseError` for an older
+    database that cannot be rebuilt, each with what to do instead, and ``ValueError`` (naming the
+    file and what is wrong) for a trace that cannot be read.
     """
+    from .._trace_import import build_database_from_trace, database_of_trace, is_trace_file, trace_of_run
+
     path = os.fspath(path)
     if not os.path.exists(path):
         raise FileNotFoundError(f"{path} does not exist")
     if os.path.isfile(path):
+        if is_trace_file(path):
+            if not build:
+                raise FileNotFoundError(f"{path} is a trace, not a database: open it with build=True to import it")
+            return RunDatabase(database_of_trace(path, SCHEMA_VERSION, on_build), None)
         folder = os.path.dirname(os.path.abspath(path))  # a run's PERFPROF_OUTPUT, or anywhere
         version = _schema_version(path)
         if 0 < version < SCHEMA_VERSION:  # 0: a database of another tool, queried as it is
@@ -135,6 +145,8 @@ def open_run(path: "os.PathLike[str] | str", build: bool = True,
         return RunDatabase(path, None)
     run_dir = os.path.dirname(os.path.normpath(path)) if os.path.basename(os.path.normpath(path)) == OUTPUT_DIR \
         else path
+    if not is_run_dir(run_dir):  # a folder holding one run (`perfprof run -o DIR`'s): that run
+        return open_run(_only_run_under(run_dir), build, on_build)
     found = database_of(run_dir)
     version = _schema_version(found) if found else 0
     if found and version >= SCHEMA_VERSION:
@@ -143,16 +155,28 @@ def open_run(path: "os.PathLike[str] | str", build: bool = True,
         from .._analyse import build_database
 
         if on_build:
-            on_build(run_dir)
+            on_build(f"building the database of {run_dir} from its capture")
         return RunDatabase(build_database(run_dir), run_dir)
+    trace = trace_of_run(run_dir)
+    if build and trace and (not found or version):  # a database of another tool is left as it is
+        return RunDatabase(build_database_from_trace(run_dir, trace, on_build), run_dir)
     if found and version:
         raise _outdated_error(found, version, run_dir)
     if found:  # no schema version: a database of another tool, queried as it is
         return RunDatabase(found, run_dir)
     raise FileNotFoundError(
-        f"{run_dir} has no database ({OUTPUT_DIR}/perfprof.db) and no capture ({CAPTURE_FILE}) to build one from: "
-        "profile with ExperimentalConfig(export_type=[ExportType.Text, ExportType.Db]), or keep the capture "
-        "with data_simplification=False")
+        f"{run_dir} has no database ({OUTPUT_DIR}/perfprof.db), no capture ({CAPTURE_FILE}) and no Chrome trace "
+        f"({OUTPUT_DIR}/*{TRACE_SUFFIX}) to build one from")
+
+
+def _only_run_under(folder: str) -> str:
+    """The one run at or under `folder`; NoRunError when there is none, ValueError naming them
+    when there are several."""
+    runs = find_runs(folder)
+    if len(runs) > 1:
+        shown = ", ".join(runs[:3]) + (f" and {len(runs) - 3} more" if len(runs) > 3 else "")
+        raise ValueError(f"{folder} holds {len(runs)} runs ({shown}): name one of them")
+    return runs[0]
 
 
 class NoRunError(FileNotFoundError):
@@ -166,7 +190,14 @@ def is_run_dir(path: str) -> bool:
 
 def find_runs(path: str) -> List[str]:
     """The run directories at or under `path` (``*_perfprof*`` folders, at any depth), sorted; a
-    run directory's own folders are not searched. Raises :class:`NoRunError` when there is none."""
+    run directory's own folders are not searched. Where there is none, the Chrome traces at or
+    under `path` (``*.pt.trace.json[.gz]``: torch's tensorboard_trace_handler writes a folder of
+    them), each a run; a trace file is a run itself. Raises :class:`NoRunError` when there is
+    neither."""
+    from .._trace_import import TRACE_FILE_SUFFIXES, is_trace_file
+
+    if os.path.isfile(path) and is_trace_file(path):
+        return [path]
     if not os.path.isdir(path):
         raise NoRunError(f"{path}: no such directory")
     if is_run_dir(path):
@@ -177,8 +208,12 @@ def find_runs(path: str) -> List[str]:
         found += [os.path.join(root, folder) for folder in runs]
         folders[:] = [folder for folder in folders if folder not in runs]
     if not found:
+        found = [os.path.join(root, name) for root, _, files in os.walk(path) for name in files
+                 if name.endswith(TRACE_FILE_SUFFIXES)]
+    if not found:
         raise NoRunError(f"{path}: no run directory there (a *{RUN_DIR_SUFFIX}* folder holding {OUTPUT_DIR}/ "
-                         f"or {CAPTURE_FILE}); profile with tensorboard_trace_handler or `perfprof run` first")
+                         f"or {CAPTURE_FILE}) and no Chrome trace (*{TRACE_SUFFIX}[.gz]); profile with "
+                         "tensorboard_trace_handler or `perfprof run` first")
     return sorted(found)
 
 
@@ -205,9 +240,14 @@ def _schema_version(database: str) -> int:
 
 def _outdated_error(database: str, version: int, run_dir: Optional[str]) -> OutdatedDatabaseError:
     """The error for `database` of schema `version`, with what to do about it."""
-    how = (f"run `perfprof analyse {run_dir}` to rebuild it from the run's capture" if run_dir
-           and os.path.isfile(os.path.join(run_dir, CAPTURE_FILE))
-           else "the run kept no capture to rebuild it from (data_simplification=True): profile it again")
+    from .._trace_import import trace_of_run
+
+    if run_dir and os.path.isfile(os.path.join(run_dir, CAPTURE_FILE)):
+        how = f"run `perfprof analyse {run_dir}` to rebuild it from the run's capture"
+    elif run_dir and trace_of_run(run_dir):
+        how = f"give the run directory {run_dir} instead: it is rebuilt from the run's Chrome trace"
+    else:
+        how = "the run kept neither its capture nor its Chrome trace to rebuild it from: profile it again"
     return OutdatedDatabaseError(
         f"{database} was written by an older perfprof (database schema {version}; the analyses need "
         f"{SCHEMA_VERSION}): {how}")

@@ -35,6 +35,10 @@ class _Commands(click.Group):
 @click.version_option(package_name="perfprof", prog_name="perfprof")
 def main() -> None:
     """perfprof: profile a script (run) and what happens after a profiled run (analyse, summary, plot)."""
+    from .._hints import use_command_line
+
+    # What a run lacks is said as `perfprof run`'s flags while the command runs.
+    click.get_current_context().call_on_close(use_command_line())
 
 
 @main.command()
@@ -94,8 +98,8 @@ def summary(paths: List[str], output_format: str, top: int, names: List[str]) ->
     top kernels, operators and mstx ranges (count, total, avg, median, min, max, stdev).
 
     PATHS are run directories (or folders holding several, each reported in turn), their
-    PERFPROF_OUTPUT folders, or database files. A run written without a database gets one built
-    from its capture first.
+    PERFPROF_OUTPUT folders, database files, or Chrome trace files (torch.profiler's too). A run
+    without a database gets one built first, from its capture or its Chrome trace.
 
     \b
     perfprof summary result/host_1234_20261123_101500_perfprof

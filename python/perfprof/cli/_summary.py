@@ -97,8 +97,8 @@ def _print_summary(run_path: str, output_format: str, top: int, names: Optional[
     from ..analysis._formats import to_csv, to_json, to_markdown
     from ..analysis._summary import run_analyses, summary_analyses, window_begin_ns
 
-    def building(run_dir: str) -> None:
-        console.print(f"building the database of {run_dir} from its capture", highlight=False)
+    def building(what: str) -> None:
+        console.print(what, highlight=False, soft_wrap=True)
 
     with open_run(run_path, on_build=building) as run:
         chosen = summary_analyses(names)

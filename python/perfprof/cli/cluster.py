@@ -81,8 +81,7 @@ def _progress(console: "Console") -> Iterator["ClusterProgress"]:
             if summary.error:
                 console.print(f"[red]failed[/red] {summary.run_dir}: {summary.error}", highlight=False, soft_wrap=True)
             elif summary.built:
-                console.print(f"built the database of {summary.run_dir} from its capture", highlight=False,
-                              soft_wrap=True)
+                console.print(summary.built, highlight=False, soft_wrap=True)
 
         yield ClusterProgress(on_runs=lambda count: bars.update(task, total=count), on_run=on_run,
                               on_stage=lambda stage: bars.update(task, description=stage))

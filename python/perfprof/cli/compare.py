@@ -46,9 +46,11 @@ def compare(base: str, new: List[str], top: int, as_csv: bool, as_markdown: bool
     each row with every run's value, its diff (new - base) and ratio (new / base), the largest
     regressions first.
 
-    BASE and NEW are run directories, their PERFPROF_OUTPUT folders or database files, or sweep
+    BASE and NEW are run directories (or a folder holding one, as `perfprof run -o DIR` writes),
+    their PERFPROF_OUTPUT folders, database files, Chrome traces (torch.profiler's too), or sweep
     entries RESULTS.jsonl:FINGERPRINT[:REPEAT] (that configuration's run; its first passing repeat
-    by default). The mean and median step times leave out the first step when a run has 3 or more.
+    by default). A run without a database gets one first, from its capture or its trace. The
+    mean and median step times leave out the first step when a run has 3 or more.
 
     \b
     perfprof compare base_perfprof new_perfprof
@@ -60,7 +62,7 @@ def compare(base: str, new: List[str], top: int, as_csv: bool, as_markdown: bool
     if as_csv and as_markdown:
         raise click.UsageError("--csv and --markdown cannot be used together")
     try:
-        comparison = compare_runs(base, new, top)
+        comparison = compare_runs(base, new, top, on_build=lambda what: click.echo(what, err=True))
     except RunNotFound as error:  # a missing path is the command line's mistake: exit 2
         raise click.UsageError(str(error)) from None
     except (OSError, CompareError, ValueError) as error:  # CompareError: also an unreadable database

@@ -11,7 +11,7 @@ from . import EXIT_FAILED, EXIT_OK
 
 
 @click.command()
-@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False))
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
 @click.option("-o", "--output", type=click.Path(file_okay=False), default=None,
               help="The folder for the PNGs and perfprof_plot.log [default: RUN/plots, or plots/ in the "
                    "runs' common folder].")
@@ -19,7 +19,7 @@ from . import EXIT_FAILED, EXIT_OK
 @click.option("--config", "config_file", type=click.Path(exists=True, dir_okay=False), default=None,
               help="A plot-config file, over the run's .perfprof-plot-config.yaml and ~/.perfprof/plot_config.yaml.")
 def plot(paths: List[str], output: Optional[str], theme: Optional[str], config_file: Optional[str]) -> None:
-    """Draw the plots of the run directories at or under PATHS as PNGs.
+    """Draw the plots of the run directories at or under PATHS (or of Chrome trace files) as PNGs.
 
     \b
     perfprof plot result/host_1234_20261123101500_perfprof
@@ -45,7 +45,7 @@ def plot(paths: List[str], output: Optional[str], theme: Optional[str], config_f
                   console=console, transient=True) as progress:
         task = progress.add_task("", total=len(job.plot_names))
         result = draw(job, on_plot=lambda name: progress.advance(task),
-                      on_build=lambda run_dir: progress.update(task, description=f"(building the database of {run_dir})"))
+                      on_build=lambda what: progress.update(task, description=f"({what})"))
     for path in result.written:
         console.print(f"[green]wrote[/green] {path}", highlight=False, soft_wrap=True)
     for name, reason in result.skipped:

@@ -72,7 +72,7 @@ def analyse_cluster(directory: "os.PathLike[str] | str", output_dir: "os.PathLik
         merge_trace: also write one Chrome trace with a process per rank (``cluster_trace.json.gz``).
         progress: callbacks for progress displays.
 
-    A run without a database gets one built from its capture. Runs that cannot be read are left
+    A run without a database gets one built from its capture or its Chrome trace. Runs that cannot be read are left
     out and named in the result's notes and the report. Raises :class:`ClusterError` when nothing
     can be analysed or the runs are not one job's, ``FileNotFoundError`` when `directory` holds
     no run directory, ``ValueError`` for a bad argument and :class:`MissingDependencyError` when

@@ -29,14 +29,14 @@ class RunSummary:
     world_size: int = 0
     steps: int = 0
     communication_ops: int = 0
-    built: bool = False  # its database was built from its capture first
+    built: str = ""  # what was built first, from what (its database, from its capture or trace); "" if nothing
     error: Optional[str] = None  # why it could not be read; nothing was written then
 
 
 def summarize_run(run_dir: str, index: int, parquet_dir: str) -> RunSummary:
     """Write the Parquet files of the run directory `run_dir` under `parquet_dir` (file names
     numbered by `index`, unique per run directory). Builds the run's database from its capture
-    when it has none (or an older one)."""
+    or trace when it has none (or an older one)."""
     import duckdb
 
     from ..analysis import open_run
@@ -46,17 +46,17 @@ def summarize_run(run_dir: str, index: int, parquet_dir: str) -> RunSummary:
         with open_run(run_dir, on_build=built.append) as run:
             connection = sqlite3.connect(f"file:{run.path}?mode=ro", uri=True)
             try:
-                return _write_tables(connection, run_dir, index, parquet_dir, bool(built))
+                return _write_tables(connection, run_dir, index, parquet_dir, "; ".join(built))
             finally:
                 connection.close()
     except (OSError, ValueError, sqlite3.Error, duckdb.Error) as error:
         for table in RANK_TABLES:  # no part of a run that failed halfway
             _remove(_parquet_path(parquet_dir, table, index))
-        return RunSummary(run_dir, built=bool(built), error=str(error))
+        return RunSummary(run_dir, built="; ".join(built), error=str(error))
 
 
 def _write_tables(connection: sqlite3.Connection, run_dir: str, index: int, parquet_dir: str,
-                  built: bool) -> RunSummary:
+                  built: str) -> RunSummary:
     row = connection.execute("SELECT value FROM META_DATA WHERE name = 'rank'").fetchone()
     if row is None:
         raise ValueError(f"{run_dir}: its database has no rank (META_DATA 'rank')")

@@ -17,6 +17,7 @@ import re
 import sqlite3
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Tuple, TypeVar
 
+from .._hints import how_to
 from ._results import PASS, RunRecord, read_results
 
 if TYPE_CHECKING:
@@ -54,6 +55,7 @@ class SectionSpec:
     compared: str
     absent: str             # said instead of a table when no run has a row
     limited: bool = False   # only the first --top rows are shown
+    hint: str = ""          # how to record it (a perfprof._hints name), said after `absent`
 
     def columns(self, labels: Sequence[str]) -> Tuple[str, ...]:
         """The section's table columns for runs labelled `labels` (the base first): the keys, the
@@ -78,7 +80,7 @@ KERNELS = SectionSpec(
     "no GPU work", limited=True)
 MEMORY = SectionSpec(
     "memory", "Memory: peak per category", ("device", "category"), ("peak_bytes",), "peak_bytes",
-    "no memory recorded (profile with profile_memory=True)")
+    "no memory recorded", hint="memory")
 
 #: The sections, in the order they are shown.
 SECTIONS = (STEPS, OPERATORS, KERNELS, MEMORY)
@@ -109,7 +111,9 @@ class ComparedSection:
     @property
     def note(self) -> Optional[str]:
         """Why the section has no rows (e.g. "no GPU work"), or None when it has some."""
-        return None if self.table.rows else self.spec.absent
+        if self.table.rows:
+            return None
+        return f"{self.spec.absent} ({how_to(self.spec.hint)})" if self.spec.hint else self.spec.absent
 
 
 @dataclasses.dataclass(frozen=True)
@@ -186,13 +190,15 @@ class Comparison:
         return "\n".join(parts)
 
 
-def compare_runs(base: str, new: Sequence[str], top: int = 10) -> Comparison:
+def compare_runs(base: str, new: Sequence[str], top: int = 10,
+                 on_build: Optional[Callable[[str], None]] = None) -> Comparison:
     """Compare run `base` with each run of `new`.
 
     Each run is a run directory, its ``PERFPROF_OUTPUT`` folder or a database file (as
     :func:`perfprof.analysis.open_run` takes them), or a sweep entry
     ``RESULTS.jsonl:FINGERPRINT[:REPEAT]`` (see :func:`resolve_run`). `top` limits the operators
-    and kernels sections to their first rows. Raises :class:`CompareError` (or the
+    and kernels sections to their first rows; `on_build` is called with a line saying which
+    run's database is built first, and from what (:func:`perfprof.analysis.open_run`). Raises :class:`CompareError` (or the
     ``FileNotFoundError`` of open_run) with the run named when a run cannot be read.
     """
     if not new:
@@ -203,7 +209,7 @@ def compare_runs(base: str, new: Sequence[str], top: int = 10) -> Comparison:
     references = [base, *new]
     runs, per_run = [], []
     with contextlib.ExitStack() as opened:
-        databases = [_open(reference, opened) for reference in references]
+        databases = [_open(reference, opened, on_build) for reference in references]
         for label, reference, database, name in zip(labels, references, databases,
                                                     _readable(references, lambda: run_labels(databases))):
             run, data = _readable([reference], lambda: _read_database(label, reference, database, name))
@@ -256,11 +262,12 @@ def _sweep_record(records: Sequence[RunRecord], fingerprint: str, repeat: Option
     return min(passed, key=lambda record: record.repeat)
 
 
-def _open(reference: str, opened: contextlib.ExitStack) -> "RunDatabase":
+def _open(reference: str, opened: contextlib.ExitStack,
+          on_build: Optional[Callable[[str], None]] = None) -> "RunDatabase":
     """The database of the run `reference` names, open until `opened` closes."""
     from ..analysis import open_run
 
-    return _readable([reference], lambda: opened.enter_context(open_run(resolve_run(reference))))
+    return _readable([reference], lambda: opened.enter_context(open_run(resolve_run(reference), on_build=on_build)))
 
 
 _T = TypeVar("_T")
@@ -283,7 +290,7 @@ def _read_database(label: str, reference: str, database: "RunDatabase",
     summary = step_statistics(database).to_dicts()
     if not summary:
         raise CompareError(f"{reference}: the run recorded no steps ({database.path} has no STEP_TIME rows); "
-                           "profile with a schedule and call prof.step() once per step")
+                           f"profile with {how_to('steps')}")
     (statistics,) = summary
     steps = {(str(row["step"]),): (row["duration_ns"],) for row in step_times(database)}
     run = ComparedRun(label, reference, database.path, name, statistics["count"], statistics["avg_ns"],

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Dict, Mapping
 
 from .. import analysis
+from .._hints import how_to
 from . import _multi_run, _single_run
 
 if TYPE_CHECKING:
@@ -19,11 +20,23 @@ Load = Callable[["RunDatabase", "PlotConfig"], "Table"]
 
 
 @dataclass(frozen=True)
+class Requirement:
+    """What a run must have recorded for a plot, said in the log when its table is empty: what,
+    and how to record it (a perfprof._hints name: said where the user is)."""
+
+    what: str
+    hint: str
+
+    def __str__(self) -> str:
+        return f"{self.what} ({how_to(self.hint)})"
+
+
+@dataclass(frozen=True)
 class SingleRunPlot:
     """A plot of one run: ``draw(load(run, config))``."""
 
     name: str
-    needs: str  # what the run must have recorded: said in the log when the table is empty
+    needs: Requirement
     load: Load
     draw: Callable[["Table"], Any]
 
@@ -33,7 +46,7 @@ class MultiRunPlot:
     """A plot comparing runs: ``draw({label: load(run, config) for each run}, config)``."""
 
     name: str
-    needs: str
+    needs: Requirement
     load: Load
     draw: Callable[[Mapping[str, "Table"], "PlotConfig"], Any]
 
@@ -48,9 +61,9 @@ def step_times_with_median(run: "RunDatabase") -> "Table":
                                rows=tuple(row + (median,) for row in steps.rows))
 
 
-_STEPS = "schedule steps (ProfilerStep#N ranges: a schedule, or `perfprof run`)"
-_KERNELS = "GPU activity (a run with ProfilerActivity.CUDA on a GPU)"
-_OPERATORS = "operators (a run with ProfilerActivity.CPU)"
+_STEPS = Requirement("schedule steps (ProfilerStep#N ranges)", "steps")
+_KERNELS = Requirement("GPU activity", "gpu")
+_OPERATORS = Requirement("operators", "operators")
 
 SINGLE_RUN_PLOTS: Dict[str, SingleRunPlot] = {plot.name: plot for plot in (
     SingleRunPlot("step_times", _STEPS, lambda run, config: step_times_with_median(run), _single_run.step_times),
@@ -63,13 +76,13 @@ SINGLE_RUN_PLOTS: Dict[str, SingleRunPlot] = {plot.name: plot for plot in (
     SingleRunPlot("gpu_utilization", _KERNELS,
                   lambda run, config: analysis.gpu_utilization(run, config.utilization_bins),
                   _single_run.gpu_utilization),
-    SingleRunPlot("memory_over_time", "memory events (profile_memory=True)",
+    SingleRunPlot("memory_over_time", Requirement("memory events", "memory"),
                   lambda run, config: analysis.memory_over_time(run), _single_run.memory_over_time),
     SingleRunPlot("idle_time_breakdown", _KERNELS, lambda run, config: analysis.idle_time_breakdown(run),
                   _single_run.idle_time_breakdown),
-    SingleRunPlot("host_telemetry", "host telemetry (ExperimentalConfig(host_sys=[...]))",
+    SingleRunPlot("host_telemetry", Requirement("host telemetry", "host_telemetry"),
                   lambda run, config: analysis.host_telemetry_over_time(run), _single_run.host_telemetry),
-    SingleRunPlot("gpu_telemetry", "GPU telemetry (ExperimentalConfig(gpu_telemetry=True) on a GPU)",
+    SingleRunPlot("gpu_telemetry", Requirement("GPU telemetry", "gpu_telemetry"),
                   lambda run, config: analysis.gpu_telemetry_over_time(run), _single_run.gpu_telemetry),
 )}
 

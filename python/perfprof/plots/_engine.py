@@ -14,7 +14,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from ..analysis import RunDatabase, Table, open_run
 from ..analysis._run_labels import run_labels
-from ._catalogue import MULTI_RUN_PLOTS, SINGLE_RUN_PLOTS
+from ._catalogue import MULTI_RUN_PLOTS, SINGLE_RUN_PLOTS, Requirement
 from ._config import PlotConfig, config_path_for, load_config
 from ._layout import PLOTS_DIR, Run, grouped, home_of, run_dirs_of
 from ._log import LOG_FILE, PlotLog
@@ -86,7 +86,7 @@ def draw(job: PlotJob, on_plot: Callable[[str], None] = lambda _: None,
     """Draw `job`'s plots into its output folder, logging to ``perfprof_plot.log`` there.
 
     `on_plot` is called with each plot's name once it is done (progress); `on_build` with a
-    run directory whose database is being built from its capture first (that takes a while).
+    line saying which run's database is being built first, from what (that takes a while).
     """
     os.makedirs(job.output_dir, exist_ok=True)
     result = PlotResult(job.output_dir, os.path.join(job.output_dir, LOG_FILE))
@@ -114,8 +114,8 @@ def _log_job(log: PlotLog, job: PlotJob) -> None:
 
 def _open_runs(runs: Sequence[Run], databases: contextlib.ExitStack, log: PlotLog, result: PlotResult,
                on_build: Optional[Callable[[str], None]]) -> Dict[Run, RunDatabase]:
-    """Each run's database (built from its capture when it has none); a run that cannot be
-    opened is logged as failed and left out."""
+    """Each run's database (built from its capture or trace when it has none); a run that
+    cannot be opened is logged as failed and left out."""
     opened = {}
     for run in runs:
         try:
@@ -169,5 +169,5 @@ def _multi(name: str, job: PlotJob, runs: Dict[Run, RunDatabase]) -> Any:
     return plot.draw(tables, job.config)
 
 
-def _missing(table: Table, needs: str) -> str:
+def _missing(table: Table, needs: Requirement) -> str:
     return f"no data ({table.name} is empty: it needs {needs})"

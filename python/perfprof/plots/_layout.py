@@ -35,8 +35,10 @@ def run_dirs_of(paths: Sequence[str]) -> List[str]:
 def home_of(run_dirs: Sequence[str]) -> str:
     """The folder of an invocation: the run itself, or the common folder of several. Its
     ``plots/`` gets the PNGs (unless told otherwise) and its ``.perfprof-plot-config.yaml`` is the
-    run's configuration."""
-    return run_dirs[0] if len(run_dirs) == 1 else os.path.commonpath(list(run_dirs))
+    run's configuration. A run given as its trace file has the file's folder."""
+    if len(run_dirs) == 1:
+        return os.path.dirname(run_dirs[0]) if os.path.isfile(run_dirs[0]) else run_dirs[0]
+    return os.path.commonpath(list(run_dirs))
 
 
 def grouped(run_dirs: Sequence[str], baselines: Sequence[str] = (), treatments: Sequence[str] = ()) -> List[Run]:
