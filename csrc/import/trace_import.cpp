@@ -214,7 +214,12 @@ class TraceImporter {
       ++operators_;
       if (event.args.member("Input Dims") != nullptr) ++operators_with_shapes_;
     }
-    if (kind == RangeKind::Step) ++steps_;
+    if (kind == RangeKind::Step) {
+      ++steps_;
+      if (const JsonValue* tail = event.args.member("step_tail"); tail != nullptr && tail->type == JsonValue::Type::True) {
+        step_tails_.emplace_back(begin_ns, range.name);
+      }
+    }
     ranges_.push_back(range);
   }
 
@@ -361,6 +366,10 @@ class TraceImporter {
   }
 
   void add_metadata(const TraceEvent& event) {
+    // perfprof stamps its metadata events with the collection's start: the window begins there,
+    // not at the first event (step_statistics' startup_ns). Kineto stamps them later than its
+    // first events, so this changes nothing for its traces.
+    if (event.has_ts) window_.begin_ns = std::min(window_.begin_ns, event.ts_ns);
     if (!event.pid_numeric) return;
     const JsonValue* value = event.args.member(event.name == "process_labels" ? "labels" : "name");
     if (value == nullptr || value->type != Type::String) return;
@@ -455,10 +464,23 @@ class TraceImporter {
     ImportedTrace out;
     out.notes = notes();
     out.model = build_trace(capture());
+    mark_step_tails(out.model);
     add_recorded_losses(out.model.stats);
     out.distributed = std::move(distributed_);
     out.metadata = std::move(metadata_);
     return out;
+  }
+
+  // The ProfilerStep#N ranges perfprof's trace marks step_tail (the range the profiler stopped
+  // in) are the run's tail, not steps, in the imported model as in the one it was written from.
+  void mark_step_tails(TraceModel& model) const {
+    if (step_tails_.empty()) return;
+    RangeTable& r = model.ranges;
+    for (size_t i = 0; i < r.size(); ++i) {
+      if (r.kind[i] != RangeKind::Step) continue;
+      const std::pair<int64_t, StringId> key{r.begin_ns[i], r.name[i]};
+      if (std::find(step_tails_.begin(), step_tails_.end(), key) != step_tails_.end()) r.flags[i] |= kRangeStepTail;
+    }
   }
 
   Capture capture() {
@@ -541,6 +563,7 @@ class TraceImporter {
   ArgSetTable arg_sets_;
 
   std::vector<CompletedRange> ranges_;
+  std::vector<std::pair<int64_t, StringId>> step_tails_;  // (begin, name) of ranges marked step_tail
   std::map<int64_t, std::vector<RawEvent>> events_of_thread_;  // instants and counters, by OS thread
   std::vector<memory::Allocation> allocations_;
   GpuInput gpu_;

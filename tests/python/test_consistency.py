@@ -11,9 +11,9 @@ the plots' data and the profiler's `key_averages()`.
 
 The sweep's numbers (results.jsonl, aggregate, compare of sweep entries) are checked the same way
 in test_sweep.py, the cluster's (per-rank tables, cluster_step_trace_time.csv, its database and
-report) in test_cluster_slow_rank.py, and the memory peak across the HTML page, summary, database
-and torch's memory timeline in test_memory_peak.py; an imported torch.profiler trace in
-test_trace_import.py.
+report) in test_cluster_slow_rank.py, the memory peak across the HTML page, summary, database and torch's
+memory timeline in test_memory_peak.py, and a torch.profiler trace's operators against torch's
+key_averages in test_trace_import.py.
 """
 from __future__ import annotations
 
@@ -290,6 +290,16 @@ def test_memory_peak_reads_the_same_in_summary_compare_and_the_database(cpu_run,
                                       "JOIN StringIds s ON s.id = m.deviceType WHERE s.value = 'CPU' "
                                       "GROUP BY m.timestamp)")
     assert totals == [(peaks[("CPU", "TOTAL")],)]
+
+
+def test_the_runs_trace_alone_reads_as_the_run(cpu_run, cpu_summary):
+    """The run's Chrome trace, imported without its run directory (perfprof summary TRACE), gives
+    the steps, their statistics (the tail marked step_tail left out) and the operators of the run."""
+    run_dir, _ = cpu_run
+    imported = cli_json(trace_file_of(run_dir), "--top", "100000", "-a", "step_times", "-a", "step_statistics",
+                        "-a", "top_operators")
+    for name in ("step_times", "step_statistics", "top_operators"):
+        assert analysis_rows(imported, name) == analysis_rows(cpu_summary, name), name
 
 
 # --- A GPU run through the CUPTI test double ------------------------------------------------------
