@@ -1,0 +1,150 @@
+// The defects a fault-injection pass found in the capture reader (issue 34): captures whose
+// payloads were changed and their CRCs recomputed. Each test makes one such capture from a
+// corpus capture, and checks that the chunk is refused in one line naming it and what is wrong,
+// that the steps before it are kept, and that the trace built from them exports.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "analysis/profiler_steps.h"
+#include "capture/byte_codec.h"
+#include "capture/capture_fields.h"
+#include "capture/capture_file.h"
+#include "capture/capture_format.h"
+#include "capture_fuzz/allocation_budget.h"
+#include "capture_fuzz/capture_case.h"
+#include "capture_fuzz/capture_mutator.h"
+#include "trace/trace_builder.h"
+
+namespace perfprof::fuzz {
+namespace {
+
+using capture_format::ChunkKind;
+using capture_format::kChunkHeaderBytes;
+
+std::string corpus_capture(const std::string& name) {
+  std::ifstream in(std::filesystem::path(PERFPROF_CAPTURE_CORPUS) / name, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// The last chunk of `kind`: the steps before it are in the chunks before it.
+ChunkSpan last_chunk(const std::string& bytes, ChunkKind kind) {
+  ChunkSpan last;
+  for (const ChunkSpan& span : chunks_of(bytes)) {
+    if (span.kind == static_cast<uint32_t>(kind)) last = span;
+  }
+  EXPECT_NE(last.offset, 0u) << "no chunk of kind " << static_cast<int>(kind);
+  return last;
+}
+
+// `bytes` with the payload of the chunk at `span` replaced by `payload`, its size and CRC fixed.
+std::string with_payload(std::string bytes, const ChunkSpan& span, const std::string& payload) {
+  bytes.replace(span.offset + kChunkHeaderBytes, span.payload_size, payload);
+  const ChunkSpan changed{span.offset, span.kind, payload.size()};
+  std::memcpy(bytes.data() + span.offset + 8, &changed.payload_size, sizeof(uint64_t));
+  fix_checksum(bytes, changed);
+  return bytes;
+}
+
+// The last chunk of `kind`, decoded as a T, changed by `change` and encoded again.
+template <typename T>
+std::string with_changed_chunk(const std::string& bytes, ChunkKind kind, const std::function<void(T&)>& change) {
+  const ChunkSpan span = last_chunk(bytes, kind);
+  T records;
+  ByteReader in(std::string_view(bytes).substr(span.offset + kChunkHeaderBytes, span.payload_size));
+  in(records);
+  change(records);
+  std::string payload;
+  ByteWriter out(payload);
+  out(records);
+  return with_payload(bytes, span, payload);
+}
+
+// What each defect test checks: the chunk refused in one line saying `what`, the capture read up
+// to it with its first steps, the trace built and exported (run_case: no crash, in budget).
+void expect_refused_after_the_first_steps(const std::string& bytes, ChunkKind kind, const std::string& what) {
+  const ChunkSpan span = last_chunk(bytes, kind);
+  CaptureReading reading = read_capture(bytes);
+  EXPECT_FALSE(reading.complete);
+  EXPECT_EQ(reading.problem, fmt::format("the chunk at byte {} (kind {}) does not decode: {}", span.offset,
+                                         static_cast<int>(kind), what));
+  const std::vector<ProfilerStep> steps = profiler_steps(build_trace(std::move(reading.capture)));
+  EXPECT_FALSE(steps.empty()) << "the steps before the bad chunk are kept";
+  const std::string dir = (std::filesystem::temp_directory_path() / fmt::format("perfprof-defect-{}", getpid())).string();
+  std::filesystem::create_directories(dir);
+  for (const bool from_file : {false, true}) {
+    const CaseResult result = run_case(bytes, dir, from_file, true);
+    EXPECT_EQ(result.outcome, Outcome::Incomplete) << result.failure;
+  }
+  std::filesystem::remove_all(dir);
+}
+
+// Was: a segfault in memory::restrict_to_window, indexing the storages with the event's storage.
+TEST(CaptureDefects, AnAllocatorEventNamingAStorageOutOfRangeIsRefused) {
+  const std::string bytes = with_changed_chunk<memory::MemoryEvents>(
+      corpus_capture("cpu_ops.ppcap"), ChunkKind::MemoryEvents,
+      [](memory::MemoryEvents& events) { events.allocations.at(0).storage = 100'000; });
+  const size_t storages = [&] {
+    memory::MemoryEvents events;
+    const ChunkSpan span = last_chunk(bytes, ChunkKind::MemoryEvents);
+    ByteReader in(std::string_view(bytes).substr(span.offset + kChunkHeaderBytes, span.payload_size));
+    in(events);
+    return events.storages.size();
+  }();
+  expect_refused_after_the_first_steps(bytes, ChunkKind::MemoryEvents,
+                                       fmt::format("an allocator event names storage 100000 of the chunk's {}", storages));
+}
+
+// Was: a segfault in memory::categorize, following a data-flow node's input to its storage.
+TEST(CaptureDefects, ADataFlowNodeInputNamingAStorageOutOfRangeIsRefused) {
+  size_t storages = 0;
+  const std::string bytes = with_changed_chunk<memory::MemoryEvents>(
+      corpus_capture("cpu_ops.ppcap"), ChunkKind::MemoryEvents, [&](memory::MemoryEvents& events) {
+        storages = events.storages.size();
+        for (memory::FlowNode& node : events.nodes) {
+          if (!node.inputs.empty()) {
+            node.inputs[0].storage = -7;
+            return;
+          }
+        }
+        FAIL() << "no node with an input";
+      });
+  expect_refused_after_the_first_steps(bytes, ChunkKind::MemoryEvents,
+                                       fmt::format("a data-flow node's input names storage -7 of the chunk's {}", storages));
+}
+
+// Was: a segfault in write_chrome_trace, looking up the text of a range's name.
+TEST(CaptureDefects, ACompletedRangeNamingAStringNoChunkGivesIsRefused) {
+  const std::string bytes = with_changed_chunk<std::vector<CompletedRange>>(
+      corpus_capture("cpu_ops.ppcap"), ChunkKind::CompletedRanges,
+      [](std::vector<CompletedRange>& ranges) { ranges.at(0).name = 0x00ab'cdef; });
+  const CaptureReading reading = read_capture(bytes);
+  expect_refused_after_the_first_steps(
+      bytes, ChunkKind::CompletedRanges,
+      fmt::format("a completed range names string 11259375, which no Strings chunk before it gives (they end at {})",
+                  reading.capture.strings.size()));
+}
+
+// Was: `basic_string::substr: __pos (which is 13) > this->size() (which is 0)` as the only message
+// of `perfprof analyse`: the step analyses take a step's number from after its name's prefix.
+TEST(CaptureDefects, AScheduleStepNotNamedProfilerStepIsRefused) {
+  const std::string bytes = with_changed_chunk<std::vector<CompletedRange>>(
+      corpus_capture("cpu_ops.ppcap"), ChunkKind::CompletedRanges,
+      [](std::vector<CompletedRange>& ranges) { ranges.at(0).kind = RangeKind::Step; ranges.at(0).name = 0; });
+  expect_refused_after_the_first_steps(
+      bytes, ChunkKind::CompletedRanges,
+      "a completed range is a schedule step whose name (string 0) does not begin with ProfilerStep#");
+}
+
+}  // namespace
+}  // namespace perfprof::fuzz
