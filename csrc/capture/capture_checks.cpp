@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "common/utf8.h"
 #include "memory/category.h"
 
 namespace perfprof::capture_checks {
@@ -154,6 +155,11 @@ void check(const memory::MemoryEvents& events, const KnownIds& known) {
 void check(const memory::ObservedTensor& tensor, const KnownIds&) {
   check_device(tensor.device, "an observed tensor");
   check_category(tensor.category, "an observed tensor");
+}
+
+// Metadata reaches Python (perfprof analyse reads the run's configuration from it) as str.
+void check(const RunMetadata& entry, const KnownIds&) {
+  if (!is_valid_utf8(entry.key) || !is_valid_utf8(entry.json)) refuse("a metadata entry is not UTF-8 text");
 }
 
 }  // namespace perfprof::capture_checks

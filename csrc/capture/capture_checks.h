@@ -44,6 +44,7 @@ void check(const GpuActivity& activity, const KnownIds& known);
 void check(const ApiCall& call, const KnownIds& known);
 void check(const memory::MemoryEvents& events, const KnownIds& known);
 void check(const memory::ObservedTensor& tensor, const KnownIds& known);
+void check(const RunMetadata& entry, const KnownIds& known);
 
 template <typename T>
 void check_each(const std::vector<T>& records, const KnownIds& known) {
