@@ -146,5 +146,79 @@ TEST(CaptureDefects, AScheduleStepNotNamedProfilerStepIsRefused) {
       "a completed range is a schedule step whose name (string 0) does not begin with ProfilerStep#");
 }
 
+// The last chunk of `kind` replaced by one giving the single entry `id` (the empty string, the
+// empty argument set).
+std::string with_single_entry(const std::string& bytes, ChunkKind kind, uint32_t id) {
+  std::string payload;
+  ByteWriter out(payload);
+  out(uint64_t{1});
+  out(id);
+  if (kind == ChunkKind::Strings) {
+    out(std::string());
+  } else {
+    out(ArgSet{});
+  }
+  return with_payload(bytes, last_chunk(bytes, kind), payload);
+}
+
+// Reads `bytes` within `budget` bytes of allocations; returns the most it held at once.
+uint64_t peak_reading(const std::string& bytes, uint64_t budget) {
+  const AllocationBudget held(budget);
+  EXPECT_NO_THROW(read_capture(bytes));
+  EXPECT_EQ(held.stats().refused, 0u) << "a request for " << held.stats().largest_refused << " bytes";
+  return held.stats().peak_bytes;
+}
+
+// Was: the reader sized the string table by the id, 2^31 strings: 19.9 GB of memory in 40 s.
+TEST(CaptureDefects, AStringIdPastTheCeilingIsRefusedBeforeTheTableIsSized) {
+  const std::string bytes = with_single_entry(corpus_capture("cpu_ops.ppcap"), ChunkKind::Strings, 0x7fff'0000);
+  EXPECT_LT(peak_reading(bytes, uint64_t{1} << 30), uint64_t{16} << 20);
+  expect_refused_after_the_first_steps(bytes, ChunkKind::Strings,
+                                       "string 2147418112 is past the ceiling of 2097152 ids a capture may use");
+}
+
+// Was: `MemoryError: std::bad_alloc` out of perfprof analyse, the argument-set table sized by
+// an id of billions.
+TEST(CaptureDefects, AnArgumentSetIdPastTheCeilingIsRefusedBeforeTheTableIsSized) {
+  const std::string bytes = with_single_entry(corpus_capture("cpu_ops.ppcap"), ChunkKind::ArgSets, 0xffff'fff0);
+  EXPECT_LT(peak_reading(bytes, uint64_t{1} << 30), uint64_t{16} << 20);
+  expect_refused_after_the_first_steps(
+      bytes, ChunkKind::ArgSets, "argument set 4294967280 is past the ceiling of 1048576 ids a capture may use");
+}
+
+// A list's count is checked against its elements' smallest encoding before the list is
+// allocated: 1 MiB of bytes claiming a million metadata entries (9 bytes each at least) was
+// allocated as a million 72-byte records before the reader found the bytes missing.
+TEST(CaptureDefects, AListLongerThanItsChunkIsRefusedBeforeItIsAllocated) {
+  std::string payload(1 << 20, '\0');
+  const uint64_t count = payload.size() - sizeof(uint64_t);
+  std::memcpy(payload.data(), &count, sizeof(count));
+  const AllocationBudget held(uint64_t{1} << 30);
+  std::vector<RunMetadata> entries;
+  ByteReader in(payload);
+  EXPECT_THROW(
+      {
+        try {
+          in(entries);
+        } catch (const CaptureFormatError& error) {
+          EXPECT_STREQ(error.what(), "a list of 1048568 items is longer than the 1048568 bytes left in its chunk");
+          throw;
+        }
+      },
+      CaptureFormatError);
+  EXPECT_LT(held.stats().peak_bytes, uint64_t{1} << 20);
+}
+
+// Found by the fuzz test (corpus/found/metadata_not_utf8.ppcap): perfprof analyse failed with
+// `'utf-8' codec can't decode byte 0xff in position 11` as its only message, the metadata reaching
+// Python as str.
+TEST(CaptureDefects, MetadataThatIsNotUtf8IsRefused) {
+  const std::string bytes = corpus_capture("found/metadata_not_utf8.ppcap");
+  const CaptureReading reading = read_capture(bytes);
+  EXPECT_FALSE(reading.complete);
+  EXPECT_EQ(reading.problem, "the chunk at byte 891 (kind 19) does not decode: a metadata entry is not UTF-8 text");
+  EXPECT_EQ(reading.capture.metadata.size(), 2u) << "the entries of the chunks before it";
+}
+
 }  // namespace
 }  // namespace perfprof::fuzz

@@ -52,9 +52,11 @@ std::string read_file(const std::filesystem::path& path) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-std::vector<CorpusCapture> corpus() {
+// The captures of `dir`: corpus/ holds the real captures the cases mutate, corpus/found/ the
+// cases that crashed the reader once (the fuzz test saves them; each is named for its damage).
+std::vector<CorpusCapture> captures_in(const std::filesystem::path& dir) {
   std::vector<CorpusCapture> captures;
-  for (const auto& entry : std::filesystem::directory_iterator(PERFPROF_CAPTURE_CORPUS)) {
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
     if (entry.path().extension() == ".ppcap") captures.push_back({entry.path().filename().string(), read_file(entry.path())});
   }
   std::sort(captures.begin(), captures.end(), [](const CorpusCapture& a, const CorpusCapture& b) { return a.name < b.name; });
@@ -117,23 +119,17 @@ class FuzzRun {
   // next child goes on after it.
   void run(uint64_t first, uint64_t end) {
     while (first < end) {
-      tally_->running = first;
-      const pid_t child = fork();
-      if (child == 0) {
-        run_in_child(first, end);
-        _exit(0);
-      }
-      int status = 0;
-      waitpid(child, &status, 0);
+      const int status = run_child(first, end);
       if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return;
       const uint64_t died = tally_->running;
-      note_death(died, status);
+      note_death(first, died, status);
       first = died + 1;
     }
   }
 
   const Tally& tally() const { return *tally_; }
-  const std::vector<std::string>& saved() const { return saved_; }
+  uint64_t crashes() const { return crashes_; }
+  uint64_t hangs() const { return hangs_; }
 
  private:
   void run_in_child(uint64_t first, uint64_t end) {
@@ -159,32 +155,50 @@ class FuzzRun {
     }
   }
 
-  // A case that crashed or hung: counted, and its bytes saved to reproduce it.
-  void note_death(uint64_t index, int status) {
-    const MutatedCapture mutated = case_bytes(index);
-    const std::string path = fmt::format("capture-fuzz-seed{}-case{}.ppcap", seed_, index);
-    std::ofstream(path, std::ios::binary).write(mutated.bytes.data(), static_cast<std::streamsize>(mutated.bytes.size()));
-    saved_.push_back(std::filesystem::absolute(path).string());
-    const bool hung = WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM;
-    const std::string what = hung ? fmt::format("hung (no end after {} s)", kHangSeconds)
-                             : WIFSIGNALED(status) ? fmt::format("crashed: {}", strsignal(WTERMSIG(status)))
-                                                   : fmt::format("exited with status {}", WEXITSTATUS(status));
-    ++(hung ? hangs_ : crashes_);
-    ++tally_->cases;
-    note_failure(*tally_, index, fmt::format("{} ({}): {}; saved as {}", mutation_name(mutated.mutation),
-                                             captures_[index % captures_.size()].name, what, path));
+  // Runs cases [first, end) in a forked child; returns its wait status.
+  int run_child(uint64_t first, uint64_t end) {
+    tally_->running = first;
+    const pid_t child = fork();
+    if (child == 0) {
+      run_in_child(first, end);
+      _exit(0);
+    }
+    int status = 0;
+    waitpid(child, &status, 0);
+    return status;
   }
 
- public:
-  uint64_t crashes_ = 0;
-  uint64_t hangs_ = 0;
+  // A case that crashed or hung, its child having run cases from `first`: counted, and its bytes
+  // saved when it does so again alone (else an earlier case of the child broke its memory, which
+  // the sanitizer build names).
+  void note_death(uint64_t first, uint64_t index, int status) {
+    const MutatedCapture mutated = case_bytes(index);
+    const bool hung = WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM;
+    std::string what = hung ? fmt::format("hung (no end after {} s)", kHangSeconds)
+                       : WIFSIGNALED(status) ? fmt::format("crashed: {}", strsignal(WTERMSIG(status)))
+                                             : fmt::format("exited with status {}", WEXITSTATUS(status));
+    ++(hung ? hangs_ : crashes_);
+    ++tally_->cases;
+    const Tally before = *tally_;
+    const int alone = run_child(index, index + 1);
+    *tally_ = before;  // the case is counted once
+    if (WIFEXITED(alone) && WEXITSTATUS(alone) == 0) {
+      what += fmt::format(", but not when run alone: one of cases {} to {} broke the process's memory", first, index - 1);
+    } else {
+      const std::string path = fmt::format("capture-fuzz-seed{}-case{}.ppcap", seed_, index);
+      std::ofstream(path, std::ios::binary).write(mutated.bytes.data(), static_cast<std::streamsize>(mutated.bytes.size()));
+      what += fmt::format("; saved as {}", std::filesystem::absolute(path).string());
+    }
+    note_failure(*tally_, index, fmt::format("{} ({}): {}", mutation_name(mutated.mutation),
+                                             captures_[index % captures_.size()].name, what));
+  }
 
- private:
   std::vector<CorpusCapture> captures_;
   uint64_t seed_;
   std::string dir_;
   SharedTally tally_;
-  std::vector<std::string> saved_;
+  uint64_t crashes_ = 0;
+  uint64_t hangs_ = 0;
 };
 
 // In memory where the machine has a tmpfs: the cases write a few files each.
@@ -198,7 +212,7 @@ std::string scratch_dir() {
 double mib(uint64_t bytes) { return static_cast<double>(bytes) / (1 << 20); }
 
 TEST(CaptureFuzz, MutatedCapturesAreReadOrRefusedWithinTheirMemoryAndNeverCrashOrHang) {
-  const std::vector<CorpusCapture> captures = corpus();
+  const std::vector<CorpusCapture> captures = captures_in(PERFPROF_CAPTURE_CORPUS);
   ASSERT_GE(captures.size(), 2u) << "the corpus is in " << PERFPROF_CAPTURE_CORPUS;
   const uint64_t cases = setting("PERFPROF_FUZZ_CASES", kDefaultCases);
   const uint64_t seed = setting("PERFPROF_FUZZ_SEED", kDefaultSeed);
@@ -212,7 +226,7 @@ TEST(CaptureFuzz, MutatedCapturesAreReadOrRefusedWithinTheirMemoryAndNeverCrashO
   stats << fmt::format("capture fuzz: seed {}, {} cases over {} corpus captures: {} refused, {} read up to a problem, "
                        "{} read whole; failures {}, crashes {}, hangs {}\n",
                        seed, tally.cases, captures.size(), tally.outcomes[0], tally.outcomes[1], tally.outcomes[2],
-                       tally.outcomes[3], run.crashes_, run.hangs_);
+                       tally.outcomes[3], run.crashes(), run.hangs());
   stats << "  mutations:";
   for (int m = 0; m < kMutations; ++m) stats << fmt::format(" {} {},", mutation_name(static_cast<Mutation>(m)), tally.mutations[m]);
   stats << fmt::format("\n  peak memory: {:.1f} MiB (case {}, a {:.1f} KiB capture; its budget {:.1f} MiB)\n",
@@ -224,8 +238,8 @@ TEST(CaptureFuzz, MutatedCapturesAreReadOrRefusedWithinTheirMemoryAndNeverCrashO
   }
   EXPECT_EQ(tally.cases, cases);
   EXPECT_EQ(tally.failures, 0u);
-  EXPECT_EQ(run.crashes_, 0u);
-  EXPECT_EQ(run.hangs_, 0u);
+  EXPECT_EQ(run.crashes(), 0u);
+  EXPECT_EQ(run.hangs(), 0u);
   // Every kind of mutation ran, and each outcome happened: the cases reach past the checksum.
   for (int m = 0; m < kMutations; ++m) EXPECT_GT(tally.mutations[m], cases / kMutations / 2);
   EXPECT_GT(tally.outcomes[static_cast<int>(Outcome::Refused)], 0u);
@@ -236,7 +250,11 @@ TEST(CaptureFuzz, MutatedCapturesAreReadOrRefusedWithinTheirMemoryAndNeverCrashO
 // Every corpus file, crashes found earlier included, is read as it is.
 TEST(CaptureFuzz, EveryCorpusCaptureIsReadOrRefused) {
   const std::string dir = scratch_dir();
-  for (const CorpusCapture& capture : corpus()) {
+  std::vector<CorpusCapture> captures = captures_in(PERFPROF_CAPTURE_CORPUS);
+  std::vector<CorpusCapture> found = captures_in(std::filesystem::path(PERFPROF_CAPTURE_CORPUS) / "found");
+  ASSERT_FALSE(found.empty());
+  captures.insert(captures.end(), found.begin(), found.end());
+  for (const CorpusCapture& capture : captures) {
     for (const bool from_file : {false, true}) {
       const CaseResult result = run_case(capture.bytes, dir, from_file, true);
       EXPECT_NE(result.outcome, Outcome::Failed) << capture.name << ": " << result.failure;
