@@ -121,7 +121,7 @@ class CaptureAssembler {
   }
 
   template <typename T>
-  void append(std::vector<T>& to, ByteReader& in) const {
+  void append(std::vector<T>& to, ByteReader& in) {
     std::vector<T> items;
     in(items);
     capture_checks::check_each(items, known_ids());
@@ -130,7 +130,7 @@ class CaptureAssembler {
 
   // (id, entry) pairs of an interned table (strings, argument sets); id 0 is the empty entry.
   template <typename T>
-  void add_entries(std::vector<T>& table, ByteReader& in, uint32_t id_ceiling, const char* what) const {
+  void add_entries(std::vector<T>& table, ByteReader& in, uint32_t id_ceiling, const char* what) {
     uint64_t count = 0;
     in(count);
     const capture_checks::KnownIds known = known_ids();
