@@ -21,6 +21,12 @@ void check_string(StringId id, const KnownIds& known, const char* what) {
   }
 }
 
+void check_magnitude(int64_t value, const char* what, const char* field) {
+  if (value <= -kMagnitudeLimit || value >= kMagnitudeLimit) {
+    refuse(fmt::format("{} has {} {}, beyond the {} a capture may hold", what, field, value, kMagnitudeLimit));
+  }
+}
+
 // A schedule step's range is named ProfilerStep#<number> (its begin event may carry the number,
 // naming the prefix alone): the step analyses read the number from the name.
 void check_step_name(RangeKind kind, StringId name, const KnownIds& known, const char* what) {
@@ -103,6 +109,7 @@ void check(const RawEvent& event, const KnownIds& known) {
     refuse(fmt::format("a host event has kind {}, which is none", static_cast<unsigned>(event.kind)));
   }
   check_range_kind(event.range_kind, "a host event");
+  check_magnitude(event.ts_ns, "a host event", "time");
   check_string(event.name, known, "a host event");
   check_arg_set(event.args, known, "a host event");
   if (event.kind == EventKind::RangeBegin) check_step_name(event.range_kind, event.name, known, "a host event");
@@ -110,6 +117,8 @@ void check(const RawEvent& event, const KnownIds& known) {
 
 void check(const CompletedRange& range, const KnownIds& known) {
   check_range_kind(range.kind, "a completed range");
+  check_magnitude(range.begin_ns, "a completed range", "begin");
+  check_magnitude(range.end_ns, "a completed range", "end");
   check_string(range.name, known, "a completed range");
   check_arg_set(range.args, known, "a completed range");
   check_step_name(range.kind, range.name, known, "a completed range");
@@ -120,19 +129,34 @@ void check(const GpuActivity& activity, const KnownIds& known) {
     refuse(fmt::format("a GPU activity has kind {}, which is none", static_cast<unsigned>(activity.kind)));
   }
   check_string(activity.name, known, "a GPU activity");
+  check_magnitude(activity.start_ns, "a GPU activity", "start");
+  check_magnitude(activity.end_ns, "a GPU activity", "end");
 }
 
-void check(const ApiCall& call, const KnownIds& known) { check_string(call.name, known, "a CUDA API call"); }
+void check(const ApiCall& call, const KnownIds& known) {
+  check_string(call.name, known, "a CUDA API call");
+  check_magnitude(call.start_ns, "a CUDA API call", "start");
+  check_magnitude(call.end_ns, "a CUDA API call", "end");
+}
 
 void check(const memory::MemoryEvents& events, const KnownIds& known) {
   const size_t storages = events.storages.size();
-  for (const memory::Storage& storage : events.storages) check_device(storage.device, "a storage");
+  for (const memory::Storage& storage : events.storages) {
+    check_device(storage.device, "a storage");
+    check_magnitude(storage.tensor_id, "a storage", "tensor id");
+    check_magnitude(storage.bytes, "a storage", "size");
+  }
   for (const memory::Allocation& allocation : events.allocations) {
     check_device(allocation.device, "an allocator event");
     if (allocation.storage != -1) check_storage(allocation.storage, storages, "an allocator event");
     check_string(allocation.op, known, "an allocator event");
+    check_magnitude(allocation.time_ns, "an allocator event", "time");
+    check_magnitude(allocation.bytes, "an allocator event", "size");
+    check_magnitude(allocation.total_allocated, "an allocator event", "total allocated");
+    check_magnitude(allocation.total_reserved, "an allocator event", "total reserved");
   }
   for (const memory::FlowNode& node : events.nodes) {
+    check_magnitude(node.time_ns, "a data-flow node", "time");
     for (const memory::NodeInput& input : node.inputs) {
       check_storage(input.storage, storages, "a data-flow node's input");
       if (input.write > memory::Write::kUnknown) {
@@ -155,11 +179,29 @@ void check(const memory::MemoryEvents& events, const KnownIds& known) {
 void check(const memory::ObservedTensor& tensor, const KnownIds&) {
   check_device(tensor.device, "an observed tensor");
   check_category(tensor.category, "an observed tensor");
+  check_magnitude(tensor.time_ns, "an observed tensor", "time");
+  check_magnitude(tensor.bytes, "an observed tensor", "size");
 }
 
 // Metadata reaches Python (perfprof analyse reads the run's configuration from it) as str.
 void check(const RunMetadata& entry, const KnownIds&) {
   if (!is_valid_utf8(entry.key) || !is_valid_utf8(entry.json)) refuse("a metadata entry is not UTF-8 text");
+}
+
+void check(const ProcessInfo& process, const KnownIds&) {
+  // Linux's PID_MAX_LIMIT: the database packs a pid beside a thread id in one integer (Nsight's globalTid).
+  constexpr int64_t kMaxPid = int64_t{1} << 22;
+  if (process.pid < 0 || process.pid > kMaxPid) refuse(fmt::format("the process has pid {}, which no process has", process.pid));
+  check_magnitude(process.unix_offset_ns, "the process", "Unix time offset");
+}
+
+void check(const CollectionWindow& window, const KnownIds&) {
+  check_magnitude(window.begin_ns, "the window", "begin");
+  check_magnitude(window.end_ns, "the window", "end");
+}
+
+void check(const KernelMetricsInput& metrics, const KnownIds&) {
+  for (const KernelMetricRow& kernel : metrics.kernels) check_magnitude(kernel.start_ns, "a measured kernel", "start");
 }
 
 }  // namespace perfprof::capture_checks

@@ -23,6 +23,11 @@ namespace perfprof::capture_checks {
 inline constexpr uint32_t kStringIdCeiling = uint32_t{1} << 21;
 inline constexpr uint32_t kArgSetIdCeiling = uint32_t{1} << 20;
 
+// Times (ns: 73 years either side of the clock's origin), byte counts (2 EiB) and tensor ids lie
+// within this of zero, so that the differences and sums the analyses take of a few of them
+// cannot overflow.
+inline constexpr int64_t kMagnitudeLimit = int64_t{1} << 61;
+
 // The interned entries the chunks read so far gave: a record may use an id below their tables'
 // sizes (an id a table has no entry for reads as the empty one); id 0, the empty entry, is always
 // known.
@@ -45,6 +50,9 @@ void check(const ApiCall& call, const KnownIds& known);
 void check(const memory::MemoryEvents& events, const KnownIds& known);
 void check(const memory::ObservedTensor& tensor, const KnownIds& known);
 void check(const RunMetadata& entry, const KnownIds& known);
+void check(const ProcessInfo& process, const KnownIds& known);
+void check(const CollectionWindow& window, const KnownIds& known);
+void check(const KernelMetricsInput& metrics, const KnownIds& known);
 
 template <typename T>
 void check_each(const std::vector<T>& records, const KnownIds& known) {

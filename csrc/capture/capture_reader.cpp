@@ -114,9 +114,10 @@ class CaptureAssembler {
 
  private:
   template <typename T>
-  static T decoded(ByteReader& in) {
+  T decoded(ByteReader& in) const {
     T value;
     in(value);
+    capture_checks::check(value, known_ids());
     return value;
   }
 

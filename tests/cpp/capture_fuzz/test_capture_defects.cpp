@@ -220,5 +220,28 @@ TEST(CaptureDefects, MetadataThatIsNotUtf8IsRefused) {
   EXPECT_EQ(reading.capture.metadata.size(), 2u) << "the entries of the chunks before it";
 }
 
+// Found by the fuzz test under UBSan (corpus/found/pid_past_linux_limit.ppcap): the database packs
+// the pid beside a thread id (pid * 2^24), which overflowed.
+TEST(CaptureDefects, APidNoProcessHasIsRefused) {
+  const std::string bytes = with_changed_chunk<ProcessInfo>(corpus_capture("cpu_ops.ppcap"), ChunkKind::Process,
+                                                            [](ProcessInfo& process) { process.pid = int64_t{1} << 40; });
+  const CaptureReading reading = read_capture(bytes);
+  EXPECT_FALSE(reading.complete);
+  EXPECT_EQ(reading.problem, "the chunk at byte 16 (kind 1) does not decode: the process has pid 1099511627776, which no "
+                             "process has");
+}
+
+// Found by the fuzz test under UBSan (corpus/found/ranges_sharing_an_id_left_open.ppcap): of two
+// unfinished ranges sharing an id, the builder closed one at the window's end and left the other
+// ending at INT64_MIN, which the operator tree subtracted from.
+TEST(CaptureDefects, UnfinishedRangesSharingAnIdAreBothClosedAtTheWindowEnd) {
+  const std::string bytes = corpus_capture("found/ranges_sharing_an_id_left_open.ppcap");
+  const TraceModel model = build_trace(read_capture(bytes).capture);
+  for (size_t i = 0; i < model.ranges.size(); ++i) {
+    EXPECT_GE(model.ranges.end_ns[i], model.ranges.begin_ns[i]) << "range " << i;
+  }
+  EXPECT_GE(model.stats.unfinished_ranges, 2u);
+}
+
 }  // namespace
 }  // namespace perfprof::fuzz
