@@ -6,9 +6,10 @@ small torch loop, kept small so that 20,000 mutations of them run in well under 
 cpu_ops.ppcap: operators with shapes, memory, modules, mstx marks and ranges, host telemetry
 counters, GC pauses, a few steps. gpu.ppcap: kernels, copies, a memset, synchronisation, CUDA API
 calls and an mstx range given a stream, through the CUPTI test double (tests/cupti_double, built
-by tests/python/fake_cupti.py when it is missing). The files are written over; the crash
-reproducers the fuzz test saved (capture-fuzz-*.ppcap) are added by hand, under a name that says
-what they hold.
+by tests/python/fake_cupti.py when it is missing). The files are written over (the defect tests'
+expected offsets and counts follow cpu_ops.ppcap: check them after remaking it). The cases the
+fuzz test saved (capture-fuzz-seed<S>-case<N>.ppcap) go to corpus/found/ by hand, under a name
+that says what they hold; they are replayed, not mutated.
 """
 from __future__ import annotations
 
