@@ -7,6 +7,7 @@
 //   std::vector<T>        u64 count, then each element
 //   T[N]                  each element
 //   a struct              its fields(), in order
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -14,7 +15,10 @@
 #include <type_traits>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "capture/capture_error.h"
+#include "common/args.h"
 
 namespace perfprof {
 
@@ -48,6 +52,46 @@ class ByteWriter {
   std::string& out_;
 };
 
+// The fewest bytes a T takes encoded: a list of `count` of them needs count times this many bytes
+// left, which the reader checks before it allocates the list.
+class EncodedSizeFloor {
+ public:
+  template <typename T>
+  static size_t of() {
+    static const size_t bytes = [] {
+      EncodedSizeFloor floor;
+      T value{};
+      floor(value);
+      return std::max<size_t>(floor.bytes_, 1);
+    }();
+    return bytes;
+  }
+
+  template <typename T>
+  void operator()(T& value) {
+    if constexpr (std::is_same_v<T, bool>) {
+      bytes_ += 1;
+    } else if constexpr (std::is_arithmetic_v<T> || std::is_enum_v<T>) {
+      bytes_ += sizeof(T);
+    } else {
+      fields(*this, value);
+    }
+  }
+  void operator()(std::string&) { bytes_ += sizeof(uint32_t); }
+  template <typename T>
+  void operator()(std::vector<T>&) {
+    bytes_ += sizeof(uint64_t);
+  }
+  template <typename T, size_t N>
+  void operator()(T (&items)[N]) {
+    for (T& item : items) (*this)(item);
+  }
+  void operator()(Arg&) { bytes_ += 2 + sizeof(StringId); }  // key, type, and the smallest value: a text
+
+ private:
+  size_t bytes_ = 0;
+};
+
 class ByteReader {
  public:
   explicit ByteReader(std::string_view in) : in_(in) {}
@@ -74,7 +118,10 @@ class ByteReader {
   void operator()(std::vector<T>& items) {
     uint64_t count = 0;
     (*this)(count);
-    if (count > in_.size()) throw CaptureFormatError("a list is longer than its chunk");  // each item takes a byte at least
+    if (count > in_.size() / EncodedSizeFloor::of<T>()) {
+      throw CaptureFormatError(fmt::format("a list of {} items is longer than the {} bytes left in its chunk", count,
+                                           in_.size()));
+    }
     items.resize(count);
     for (T& item : items) (*this)(item);
   }

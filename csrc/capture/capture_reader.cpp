@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "capture/byte_codec.h"
+#include "capture/capture_checks.h"
 #include "capture/capture_fields.h"
 #include "capture/checksum.h"
 #include "capture/capture_file.h"
@@ -61,8 +62,10 @@ class CaptureAssembler {
     switch (kind) {
       case ChunkKind::Process: capture_.process = decoded<ProcessInfo>(in); break;
       case ChunkKind::Window: capture_.window = decoded<CollectionWindow>(in); has_window_ = true; break;
-      case ChunkKind::Strings: add_entries(capture_.strings, in, "string"); break;
-      case ChunkKind::ArgSets: add_entries(capture_.arg_sets, in, "argument set"); break;
+      case ChunkKind::Strings: add_entries(capture_.strings, in, capture_checks::kStringIdCeiling, "string"); break;
+      case ChunkKind::ArgSets:
+        add_entries(capture_.arg_sets, in, capture_checks::kArgSetIdCeiling, "argument set");
+        break;
       case ChunkKind::Thread: add_thread(in); break;
       case ChunkKind::HostEvents: throw std::logic_error("HostEvents chunks are added by add_host_events");
       case ChunkKind::CompletedRanges: append(capture_.host.completed, in); break;
@@ -96,6 +99,11 @@ class CaptureAssembler {
     stored_last_ns_ = std::max(stored_last_ns_, last_ns);
   }
 
+  // The ids the records of the chunks read so far may use.
+  capture_checks::KnownIds known_ids() const {
+    return {capture_.strings, std::max<size_t>(capture_.arg_sets.size(), 1)};
+  }
+
   Capture finish(std::shared_ptr<const EventBytes> bytes) {
     if (capture_.strings.empty()) capture_.strings.emplace_back();
     if (capture_.arg_sets.empty()) capture_.arg_sets.emplace_back();
@@ -106,31 +114,35 @@ class CaptureAssembler {
 
  private:
   template <typename T>
-  static T decoded(ByteReader& in) {
+  T decoded(ByteReader& in) const {
     T value;
     in(value);
+    capture_checks::check(value, known_ids());
     return value;
   }
 
   template <typename T>
-  static void append(std::vector<T>& to, ByteReader& in) {
+  void append(std::vector<T>& to, ByteReader& in) {
     std::vector<T> items;
     in(items);
+    capture_checks::check_each(items, known_ids());
     to.insert(to.end(), std::make_move_iterator(items.begin()), std::make_move_iterator(items.end()));
   }
 
   // (id, entry) pairs of an interned table (strings, argument sets); id 0 is the empty entry.
   template <typename T>
-  static void add_entries(std::vector<T>& table, ByteReader& in, const char* what) {
+  void add_entries(std::vector<T>& table, ByteReader& in, uint32_t id_ceiling, const char* what) {
     uint64_t count = 0;
     in(count);
+    const capture_checks::KnownIds known = known_ids();
     std::vector<std::pair<uint32_t, T>> entries;
-    for (uint64_t i = 0; i < count; ++i) {
+    for (uint64_t i = 0; i < count; ++i) {  // each entry takes bytes of the chunk: `in` ends the loop
       uint32_t id = 0;
       T entry;
       in(id);
       in(entry);
-      if (id == 0) throw CaptureFormatError(fmt::format("{} 0 is given a value", what));
+      capture_checks::check_entry_id(id, id_ceiling, what);
+      capture_checks::check(entry, known);
       entries.emplace_back(id, std::move(entry));
     }
     for (auto& [id, entry] : entries) {
@@ -154,6 +166,7 @@ class CaptureAssembler {
   void add_memory(ByteReader& in) {
     memory::MemoryEvents events;
     in(events);
+    capture_checks::check(events, known_ids());
     memory::append_events(capture_.host.memory, std::move(events));
   }
 
@@ -171,8 +184,12 @@ class CaptureAssembler {
   void add_external_ids(ByteReader& in) {
     uint64_t count = 0;
     in(count);
-    std::vector<std::pair<uint32_t, uint64_t>> ids(std::min<uint64_t>(count, in.remaining()));
-    if (ids.size() != count) throw CaptureFormatError("a list is longer than its chunk");
+    constexpr size_t kPairBytes = sizeof(uint32_t) + sizeof(uint64_t);
+    if (count > in.remaining() / kPairBytes) {
+      throw CaptureFormatError(fmt::format("a list of {} external ids is longer than the {} bytes left in its chunk",
+                                           count, in.remaining()));
+    }
+    std::vector<std::pair<uint32_t, uint64_t>> ids(count);
     for (auto& [correlation, range_id] : ids) {
       in(correlation);
       in(range_id);
@@ -335,6 +352,16 @@ class FileSource {
   std::string buffer_;
 };
 
+// What is wrong with the first of `count` events that fails its checks; "" when none does.
+std::string first_invalid_event(const RawEvent* events, size_t count, const capture_checks::KnownIds& known) {
+  try {
+    for (size_t i = 0; i < count; ++i) capture_checks::check(events[i], known);
+  } catch (const CaptureFormatError& error) {
+    return error.what();
+  }
+  return "";
+}
+
 // Checks the HostEvents chunk whose payload (`size` bytes, checksum `crc`) begins at `offset`,
 // reading its records a block at a time, and adds them to `assembler` as a stored run. Returns
 // why it is not added, or "" when it is.
@@ -349,6 +376,8 @@ std::string add_host_events(Source& source, uint64_t offset, uint64_t size, uint
   int64_t first_ns = std::numeric_limits<int64_t>::max();
   int64_t last_ns = std::numeric_limits<int64_t>::min();
   std::vector<RawEvent> block(std::min<uint64_t>(records, StoredEvents::kBlockEvents));
+  const capture_checks::KnownIds known = assembler.known_ids();
+  std::string invalid;  // what the first record that fails its checks has wrong
   for (uint64_t done = 0; done < records; done += block.size()) {
     const size_t n = std::min<uint64_t>(block.size(), records - done);
     if (source.bytes()->read(first_record + done * sizeof(RawEvent), n, block.data()) != n) {
@@ -360,10 +389,12 @@ std::string add_host_events(Source& source, uint64_t offset, uint64_t size, uint
       first_ns = std::min(first_ns, block[i].ts_ns);
       last_ns = std::max(last_ns, block[i].ts_ns);
     }
+    if (invalid.empty()) invalid = first_invalid_event(block.data(), n, known);
   }
   const uint64_t end_of_records = first_record + records * sizeof(RawEvent);
   checksum = crc32_of(source.read(end_of_records, offset + size - end_of_records), checksum);
   if (checksum != crc) return "is corrupt: its checksum does not match";
+  if (!invalid.empty()) return fmt::format("does not decode: {}", invalid);
   ByteReader in(prefix);
   uint32_t index = 0;
   uint64_t count = 0;

@@ -21,6 +21,10 @@ enum class RangeKind : uint8_t {
   CudaDriver = 9,      // a CUDA driver API call
 };
 
+// The name of each schedule step's range (RangeKind::Step) is this prefix and the step number,
+// as torch names it.
+inline constexpr std::string_view kProfilerStepPrefix = "ProfilerStep#";
+
 // The category torch.profiler's traces give ranges of `kind` ("cpu_op", "user_annotation",
 // "python_function", "gc", "cuda_runtime", "cuda_driver"); "" for Other.
 std::string_view category_name(RangeKind kind);

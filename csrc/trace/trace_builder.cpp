@@ -53,7 +53,9 @@ class Builder {
       close(it->second, event, track);
       open.erase(it);
     }
-    for (const auto& [id, i] : open) {
+    // Every range still open, those sharing an id with another (a damaged capture's) included.
+    for (size_t i = 0; i < r.size(); ++i) {
+      if (r.end_ns[i] != kOpen) continue;
       r.end_ns[i] = std::max(model_.window_end_ns, r.begin_ns[i]);
       r.flags[i] |= kRangeUnfinished;
       ++model_.stats.unfinished_ranges;

@@ -26,9 +26,6 @@ void reorder(std::vector<T>& column, const std::vector<size_t>& order) {
   column.swap(sorted);
 }
 
-// The name of each schedule step's range is this prefix and the step number, as torch names it.
-inline constexpr std::string_view kProfilerStepPrefix = "ProfilerStep#";
-
 struct ThreadTrack {
   uint32_t index = 0;  // recorder buffer index: stable order of first appearance
   int64_t os_tid = 0;

@@ -145,7 +145,8 @@ TEST(KeyAverages, RowsTellWhereTheirFirstEventStands) {
   const size_t late = c.range(100, 2000, "aten::copy_", "cpu_op", 2, kRangeAsync);
   c.mutable_model().ranges.end_track[late] = 1;
   c.op(500, 600, "aten::copy_", 3, "");
-  const KeyAverageRow& copy = *find(key_averages(c.model(), without_python()), "aten::copy_");
+  const auto copies = key_averages(c.model(), without_python());  // find() points into it
+  const KeyAverageRow& copy = *find(copies, "aten::copy_");
   EXPECT_EQ(copy.count, 2u);
   EXPECT_TRUE(copy.first_async);
   EXPECT_FALSE(copy.first_nested);
