@@ -28,18 +28,23 @@ def cuda_training_loop():
     return run
 
 
-def peaks(sizes):
-    return [max(point[i + 1] for point in sizes) for i in range(len(CATEGORIES))]
-
-
-def test_cuda_category_peaks_agree_with_torch_profiler(tmp_path):
+def torch_timeline(path):
+    """torch.profiler's memory timeline of the training loop on cuda:0, written to `path`."""
     run = cuda_training_loop()
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA],
                                 record_shapes=True, profile_memory=True, with_stack=True) as reference:
         run()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)
-        reference.export_memory_timeline(str(tmp_path / "torch.json"), device="cuda:0")
+        reference.export_memory_timeline(str(path), device="cuda:0")
+
+
+def peaks(sizes):
+    return [max(point[i + 1] for point in sizes) for i in range(len(CATEGORIES))]
+
+
+def test_cuda_category_peaks_agree_with_torch_profiler(tmp_path):
+    torch_timeline(tmp_path / "torch.json")
 
     run = cuda_training_loop()
     with perfprof.profile(activities=[perfprof.ProfilerActivity.CPU, perfprof.ProfilerActivity.CUDA],
@@ -79,13 +84,7 @@ def test_cuda_peak_reads_the_same_in_the_html_the_database_and_torch(tmp_path):
 
     from perfprof import analysis
 
-    run = cuda_training_loop()
-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA],
-                                record_shapes=True, profile_memory=True, with_stack=True) as reference:
-        run()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", FutureWarning)
-        reference.export_memory_timeline(str(tmp_path / "torch.json"), device="cuda:0")
+    torch_timeline(tmp_path / "torch.json")
 
     run = cuda_training_loop()
     handler = perfprof.tensorboard_trace_handler(str(tmp_path / "runs"))
