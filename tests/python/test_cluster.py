@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import gzip
+import io
 import json
 import shutil
 import sqlite3
@@ -136,6 +137,34 @@ def test_the_step_table_equals_a_computation_by_hand_from_the_ranks_databases(jo
         for column in CSV_COLUMNS:
             assert float(row[column]) == pytest.approx(hand[column], abs=0.0011), (row["Step"], row["Type"], column)
     assert [row["Type"] for row in rows[:RANKS + 3]] == ["rank"] * RANKS + ["max", "min", "mean"]
+
+
+def test_each_ranks_step_table_reads_the_same_in_the_cluster_outputs(job, local_output):
+    """The consistency harness on a 4-rank gloo job: each rank's own step_trace_time.csv (written by
+    the rank's process) and its rows in cluster_step_trace_time.csv, the cluster database's table
+    and `perfprof summary OUTPUT --format csv` are one table."""
+    import duckdb
+
+    output, _ = local_output
+    per_rank = {}
+    for database in job.glob("*_perfprof/PERFPROF_OUTPUT/perfprof_*.db"):
+        (rank,) = query(str(database), "SELECT value FROM META_DATA WHERE name = 'rank'")[0]
+        with open(database.with_name("step_trace_time.csv"), newline="") as file:
+            for row in csv.DictReader(file):
+                per_rank[(row["Step"], str(rank))] = tuple(round(float(row[c]), 3) for c in CSV_COLUMNS)
+    assert len(per_rank) == RANKS * 8
+    with open(output / "cluster_step_trace_time.csv", newline="") as file:
+        text = file.read()
+    rows = list(csv.DictReader(io.StringIO(text)))
+    clustered = {(row["Step"], row["Index"]): tuple(round(float(row[c]), 3) for c in CSV_COLUMNS)
+                 for row in rows if row["Type"] == "rank"}
+    assert clustered == per_rank
+    with duckdb.connect(str(output / "cluster_analysis.duckdb"), read_only=True) as connection:
+        columns = ", ".join(f'"{column}"' for column in CSV_COLUMNS)
+        stored = connection.execute(f'SELECT CAST("Step" AS VARCHAR), CAST("Index" AS VARCHAR), {columns} '
+                                    "FROM cluster_step_trace_time WHERE \"Type\" = 'rank'").fetchall()
+    assert {(step, index): tuple(round(float(v), 3) for v in values) for step, index, *values in stored} == per_rank
+    assert perfprof_command("summary", str(output), "--format", "csv").stdout == text
 
 
 def test_collectives_are_matched_across_ranks_with_their_sizes(local_output):
