@@ -189,9 +189,9 @@ class ExperimentalConfig:
         self.host_sys: List[str] = _host_sys(host_sys)
         self.sys_io: bool = _flag(sys_io, "sys_io")
         self.sys_interconnection: bool = _flag(sys_interconnection, "sys_interconnection")
-        self.capture_buffer_mb: int = _positive_int(capture_buffer_mb, "capture_buffer_mb")
+        self.capture_buffer_mb: int = _size_mib(capture_buffer_mb, "capture_buffer_mb")
         self.record_limit_mb: Optional[int] = (
-            None if record_limit_mb is None else _positive_int(record_limit_mb, "record_limit_mb"))
+            None if record_limit_mb is None else _size_mib(record_limit_mb, "record_limit_mb"))
         self.gpu_telemetry: bool = _flag(gpu_telemetry, "gpu_telemetry")
         self.sample_interval_ms: float = _interval(sample_interval_ms)
 
@@ -237,11 +237,17 @@ def _json_value(value: Any) -> Any:
     return value
 
 
-def _positive_int(value: object, field: str) -> int:
+#: The largest size in MiB a size option takes: 1 PiB, far beyond any machine, whose bytes still
+#: fit the core's 64-bit counters (2**80 was accepted once, then failed inside the first step).
+_MAX_MIB = 1 << 30
+
+
+def _size_mib(value: object, field: str) -> int:
+    """A size in MiB, from 1 to _MAX_MIB."""
     if not isinstance(value, int) or isinstance(value, bool):
         raise TypeError(f"ExperimentalConfig: '{field}' must be an int, got {type(value).__name__}")
-    if value < 1:
-        raise ValueError(f"ExperimentalConfig: '{field}' must be >= 1, got {value}")
+    if not 1 <= value <= _MAX_MIB:
+        raise ValueError(f"ExperimentalConfig: '{field}' must be from 1 to {_MAX_MIB} (MiB), got {value}")
     return value
 
 

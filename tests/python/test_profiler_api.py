@@ -211,6 +211,11 @@ class TestExperimentalConfig:
         ("sys_interconnection", "on", TypeError),
         ("capture_buffer_mb", 0, ValueError),
         ("capture_buffer_mb", 1.5, TypeError),
+        ("capture_buffer_mb", 2**80, ValueError),
+        ("record_limit_mb", 0, ValueError),
+        ("record_limit_mb", 2**80, ValueError),  # once accepted, then a raw TypeError in the first step()
+        ("record_limit_mb", 2**30 + 1, ValueError),
+        ("record_limit_mb", "1024", TypeError),
         ("gpu_telemetry", 1, TypeError),
         ("sample_interval_ms", "20", TypeError),
         ("sample_interval_ms", True, TypeError),
