@@ -395,6 +395,17 @@ def test_a_line_that_is_not_json_is_named(tmp_path):
         read_results([str(path)])
 
 
+def test_a_binary_file_is_named_with_its_line(tmp_path):
+    """A file that is not text (a sweep's results.jsonl overwritten by something else) gives one
+    line naming the file and line, not a bare UnicodeDecodeError."""
+    path = tmp_path / "results.jsonl"
+    path.write_bytes(run("w.py", C1, T1, [100]).to_json().encode() + b"\n\x89PNG\r\n\x1a\n\xdd\xff\n")
+    result = invoke(str(path))
+    assert result.exit_code == 1
+    assert f"{path}:2: not a sweep result: 'utf-8' codec can't decode" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
 def test_no_pass_record_is_an_error(tmp_path):
     result = invoke(write(tmp_path, [run("w.py", C1, T1, [], status=FAIL)]))
     assert result.exit_code == 1

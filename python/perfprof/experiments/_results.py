@@ -93,12 +93,12 @@ def read_results(paths: Iterable[str]) -> List[RunRecord]:
     the file and line of a line that is not a record; blank lines are skipped."""
     records = []
     for path in paths:
-        with open(path, encoding="utf-8") as file:
-            for number, line in enumerate(file, 1):
-                if not line.strip():
+        with open(path, "rb") as file:  # decoded line by line: a bad byte is named by its line
+            for number, raw in enumerate(file, 1):
+                if not raw.strip():
                     continue
                 try:
-                    data = json.loads(line)
+                    data = json.loads(raw.decode("utf-8"))
                     if not isinstance(data, dict):
                         raise ValueError("not a JSON object")
                     records.append(RunRecord.from_dict(data))
