@@ -489,6 +489,22 @@ def test_perfprof_plot_without_a_run_exits_non_zero_and_says_why(tmp_path):
     assert "no run directory there" in result.stderr
 
 
+def test_perfprof_plot_on_a_locked_database_fails_that_run_in_one_line(tmp_path):
+    import sqlite3
+
+    _, run_dir = perfprof_run(tmp_path, ["--no-auto-plot"], {})
+    assert perfprof_cli("summary", run_dir, cwd=tmp_path).returncode == 0  # builds the run's database
+    lock = sqlite3.connect(os.path.join(run_dir, "PERFPROF_OUTPUT", "perfprof.db"))
+    lock.execute("BEGIN EXCLUSIVE")  # another process writing it
+    try:
+        result = perfprof_cli("plot", run_dir, cwd=tmp_path)
+    finally:
+        lock.close()
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr
+    assert f"failed {run_dir}: not a readable perfprof database: database is locked" in result.stderr
+
+
 def test_perfprof_plot_with_a_bad_config_names_the_key(tmp_path):
     make_run(tmp_path, "a")
     (tmp_path / "cfg.yaml").write_text("top_m: 3\n")

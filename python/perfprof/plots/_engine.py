@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
+import sqlite3
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from ..analysis import RunDatabase, Table, open_run
@@ -120,9 +121,10 @@ def _open_runs(runs: Sequence[Run], databases: contextlib.ExitStack, log: PlotLo
     for run in runs:
         try:
             opened[run] = databases.enter_context(open_run(run.path, on_build=on_build))
-        except (OSError, ValueError) as error:
-            log.line(f"failed run {run.path}: {error}")
-            result.failed.append((run.path, str(error)))
+        except (OSError, ValueError, sqlite3.Error) as error:  # sqlite3: locked, corrupt, another tool's
+            problem = f"not a readable perfprof database: {error}" if isinstance(error, sqlite3.Error) else str(error)
+            log.line(f"failed run {run.path}: {problem}")
+            result.failed.append((run.path, problem))
     return opened
 
 
