@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
 from . import _core
-from .trace_handler import CAPTURE_FILE, INFO_FILE, METADATA_FILE, RUN_DIR_SUFFIX, records_beyond_trace, \
+from ._run_directory import CAPTURE_FILE, INFO_FILE, METADATA_FILE, RUN_DIR_SUFFIX, records_beyond_trace, \
     remove_run_temporaries, trace_file_name, write_database, write_json, write_outputs
 
 

@@ -24,7 +24,7 @@ import os
 import sqlite3
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from .trace_handler import INFO_FILE, METADATA_FILE, OUTPUT_DIR, TRACE_SUFFIX, database_file_name, write_database
+from ._run_directory import INFO_FILE, METADATA_FILE, OUTPUT_DIR, TRACE_SUFFIX, database_file_name, write_database
 
 #: What a Chrome trace file's name ends with (a run directory's, tensorboard_trace_handler's).
 TRACE_FILE_SUFFIXES = (TRACE_SUFFIX, TRACE_SUFFIX + ".gz")

@@ -15,7 +15,7 @@ import pytest
 
 import perfprof
 from perfprof import _core, memory
-from perfprof.trace_handler import CAPTURE_FILE, OUTPUT_DIR
+from perfprof._run_directory import CAPTURE_FILE, OUTPUT_DIR
 from child_process import child_env
 from trace_checks import load_trace
 

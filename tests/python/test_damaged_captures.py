@@ -11,7 +11,7 @@ import sys
 import zlib
 from pathlib import Path
 
-from perfprof.trace_handler import CAPTURE_FILE, OUTPUT_DIR
+from perfprof._run_directory import CAPTURE_FILE, OUTPUT_DIR
 from child_process import child_env
 
 CORPUS = Path(__file__).resolve().parents[1] / "cpp" / "capture_fuzz" / "corpus"

@@ -7,7 +7,7 @@ import os
 import stat
 
 import perfprof
-from perfprof.trace_handler import write_json
+from perfprof._run_directory import write_json
 
 VICTIM_TEXT = "not perfprof's to overwrite\n"
 

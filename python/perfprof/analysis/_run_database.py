@@ -9,7 +9,7 @@ import threading
 from concurrent.futures import Future
 from typing import Any, Callable, Dict, List, Mapping, Optional
 
-from ..trace_handler import CAPTURE_FILE, OUTPUT_DIR, RUN_DIR_SUFFIX, TRACE_SUFFIX
+from .._run_directory import CAPTURE_FILE, OUTPUT_DIR, RUN_DIR_SUFFIX, TRACE_SUFFIX
 from ._sql import query_text
 from ._table import Table
 

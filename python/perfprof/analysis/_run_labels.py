@@ -11,7 +11,7 @@ import json
 import os
 from typing import Dict, List, Optional, Sequence
 
-from ..trace_handler import RUN_DIR_SUFFIX
+from .._run_directory import RUN_DIR_SUFFIX
 from ._run_database import RunDatabase
 
 #: The run metadata keys ``perfprof sweep`` gives each run: its configuration (``NAME=VALUE,...``)

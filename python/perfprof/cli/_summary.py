@@ -77,7 +77,7 @@ def _runs_at(paths: List[str]) -> List[str]:
     """Each path as given when it is a run (a run directory, its output folder or a database
     file), else the run directories under it."""
     from ..analysis._run_database import NoRunError, find_runs
-    from ..trace_handler import OUTPUT_DIR
+    from .._run_directory import OUTPUT_DIR
 
     runs = []
     for path in paths:

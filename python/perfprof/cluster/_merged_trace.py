@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 from .._files import replaced_whole
-from ..trace_handler import OUTPUT_DIR
+from .._run_directory import OUTPUT_DIR
 
 #: Processes a rank may have (its host, then one per GPU).
 PROCESSES_PER_RANK = 1000
