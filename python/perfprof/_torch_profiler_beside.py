@@ -15,15 +15,24 @@ so. Threads where perfprof captures nothing see torch's functions unchanged othe
 from __future__ import annotations
 
 import threading
+from dataclasses import dataclass
 from typing import Any, Callable, Tuple
-
-from . import torch_capture
 
 _lock = threading.Lock()
 _installed = False
 
 
-def install() -> None:
+@dataclass(frozen=True)
+class HandOver:
+    """What perfprof's capture does around torch.profiler's switches (torch_capture's functions,
+    passed in: this module sits below the capture it serves)."""
+
+    torch_profiler_starts: Callable[[bool], None]  # argument: torch's own collection starts
+    torch_profiler_stopped: Callable[[], None]
+    keep_profiler_flag: Callable[[], None]
+
+
+def install(hand_over: HandOver) -> None:
     """Put the hand-over around torch.profiler's switches (once per process)."""
     global _installed
     import torch.autograd.profiler as autograd_profiler
@@ -39,10 +48,10 @@ def install() -> None:
     def after_perfprof_steps_aside(switch: Any, kineto: Callable[[Tuple[Any, ...]], bool]) -> Any:
         def call(*args: Any, **kwargs: Any) -> Any:
             try:
-                torch_capture.torch_profiler_starts(kineto(args))
+                hand_over.torch_profiler_starts(kineto(args))
                 return switch(*args, **kwargs)
             except BaseException:
-                torch_capture.torch_profiler_stopped()
+                hand_over.torch_profiler_stopped()
                 raise
         return call
 
@@ -50,7 +59,7 @@ def install() -> None:
         try:
             return disable(*args, **kwargs)
         finally:
-            torch_capture.torch_profiler_stopped()
+            hand_over.torch_profiler_stopped()
 
     # Only torch's own collection is prepared, and it is switched on with activities; the
     # observer states of emit_nvtx and emit_itt are switched on with none.
@@ -62,6 +71,6 @@ def install() -> None:
         try:
             return on_stop(*args, **kwargs)  # clears torch's "profiler enabled" flag
         finally:
-            torch_capture.keep_profiler_flag()
+            hand_over.keep_profiler_flag()
 
     autograd_profiler._run_on_profiler_stop = on_stop_keeping_perfprofs_flag

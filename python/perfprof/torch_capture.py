@@ -133,7 +133,8 @@ def _start_torch_capture(options: CaptureOptions) -> None:
     """Capture torch's operators (and modules) on the calling thread."""
     from . import _torch_profiler_beside
 
-    _torch_profiler_beside.install()
+    _torch_profiler_beside.install(_torch_profiler_beside.HandOver(
+        torch_profiler_starts, torch_profiler_stopped, keep_profiler_flag))
     if _install_stubs():
         _thread.torch_state = _enable_torch_state(options)
         _use_profiler_flag()

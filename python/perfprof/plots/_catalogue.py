@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Dict, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Dict, Mapping, Protocol
 
 from .. import analysis
 from .._hints import how_to
@@ -14,9 +14,19 @@ from . import _multi_run, _single_run
 
 if TYPE_CHECKING:
     from ..analysis import RunDatabase, Table
-    from ._config import PlotConfig
 
-Load = Callable[["RunDatabase", "PlotConfig"], "Table"]
+
+class PlotSettings(Protocol):
+    """What loading and drawing a plot read of its configuration (_config.PlotConfig has them; the
+    configuration validates plot names against this catalogue, so the catalogue does not import it)."""
+
+    @property
+    def top_n(self) -> int: ...
+    @property
+    def utilization_bins(self) -> int: ...
+
+
+Load = Callable[["RunDatabase", PlotSettings], "Table"]
 
 
 @dataclass(frozen=True)
@@ -48,7 +58,7 @@ class MultiRunPlot:
     name: str
     needs: Requirement
     load: Load
-    draw: Callable[[Mapping[str, "Table"], "PlotConfig"], Any]
+    draw: Callable[[Mapping[str, "Table"], PlotSettings], Any]
 
 
 def step_times_with_median(run: "RunDatabase") -> "Table":
