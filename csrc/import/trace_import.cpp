@@ -13,6 +13,7 @@
 
 #include "capture/capture.h"
 #include "import/trace_event.h"
+#include "record/event.h"
 #include "trace/trace_builder.h"
 
 namespace perfprof {
@@ -217,10 +218,23 @@ class TraceImporter {
     if (kind == RangeKind::Step) {
       ++steps_;
       if (const JsonValue* tail = event.args.member("step_tail"); tail != nullptr && tail->type == JsonValue::Type::True) {
-        step_tails_.emplace_back(begin_ns, range.name);
+        add_step_tail(range);
+        return;
       }
     }
     ranges_.push_back(range);
+  }
+
+  // The ProfilerStep#N range perfprof's trace marks step_tail (the one the profiler stopped in),
+  // as the recorder writes it: a begin and an end saying the profiler stopped inside the step,
+  // so the builder makes it the run's tail, not a step, as for the run it was written from.
+  void add_step_tail(const CompletedRange& range) {
+    const uint64_t id = ++step_tail_ids_;
+    std::vector<RawEvent>& events = thread_events(range.os_tid);
+    events.push_back({range.begin_ns, id, range.name, range.args, EventKind::RangeBegin, RangeKind::Step, {}});
+    RawEvent end{range.end_ns, id, kEmptyString, kNoArgs, EventKind::RangeEnd, RangeKind::Step, {}};
+    set_step_ended_by_stop(end, true);
+    events.push_back(end);
   }
 
   void add_api_call(const TraceEvent& event, RangeKind kind, int64_t end_ns) {
@@ -464,23 +478,10 @@ class TraceImporter {
     ImportedTrace out;
     out.notes = notes();
     out.model = build_trace(capture());
-    mark_step_tails(out.model);
     add_recorded_losses(out.model.stats);
     out.distributed = std::move(distributed_);
     out.metadata = std::move(metadata_);
     return out;
-  }
-
-  // The ProfilerStep#N ranges perfprof's trace marks step_tail (the range the profiler stopped
-  // in) are the run's tail, not steps, in the imported model as in the one it was written from.
-  void mark_step_tails(TraceModel& model) const {
-    if (step_tails_.empty()) return;
-    RangeTable& r = model.ranges;
-    for (size_t i = 0; i < r.size(); ++i) {
-      if (r.kind[i] != RangeKind::Step) continue;
-      const std::pair<int64_t, StringId> key{r.begin_ns[i], r.name[i]};
-      if (std::find(step_tails_.begin(), step_tails_.end(), key) != step_tails_.end()) r.flags[i] |= kRangeStepTail;
-    }
   }
 
   Capture capture() {
@@ -563,7 +564,7 @@ class TraceImporter {
   ArgSetTable arg_sets_;
 
   std::vector<CompletedRange> ranges_;
-  std::vector<std::pair<int64_t, StringId>> step_tails_;  // (begin, name) of ranges marked step_tail
+  uint64_t step_tail_ids_ = 0;  // range ids of the step tails' begin and end events
   std::map<int64_t, std::vector<RawEvent>> events_of_thread_;  // instants and counters, by OS thread
   std::vector<memory::Allocation> allocations_;
   GpuInput gpu_;
