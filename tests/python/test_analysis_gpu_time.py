@@ -152,8 +152,9 @@ def test_every_analysis_is_registered_in_the_gpu_section(run):
 # profiler step: the constructed run's last step is empty, so both see the same activity.
 
 def exact(perfprof_ns: float, hta_us: float) -> bool:
-    """Equal but for floating point (HTA's microseconds are floats)."""
-    return perfprof_ns == pytest.approx(hta_us * US, rel=1e-9, abs=1e-3)
+    """Equal but for floating point: HTA's microseconds are floats, in some runs float32 (19.15 us
+    read 19.150001525878906 once under load), so the bound is float32's precision, far below 1 ns."""
+    return perfprof_ns == pytest.approx(hta_us * US, rel=1e-6, abs=1e-3)
 
 
 def hta_kernel_types(types) -> Dict[str, float]:
