@@ -2,6 +2,7 @@
 // model and Chrome trace.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <map>
@@ -25,25 +26,33 @@ using test::intern;
 using test::Json;
 
 // Reads `value` then `value + 1`... for metric `metric` of instance "fake"; fails on the calls
-// listed in `failing` (1-based).
+// listed in `failing` (1-based). Counts its calls in `calls`, which the test reads while the
+// sampler's thread runs.
 class CountingSource : public TelemetrySource {
  public:
-  CountingSource(CounterMetric metric, std::vector<int> failing = {}) : metric_(metric), failing_(std::move(failing)) {}
+  CountingSource(CounterMetric metric, std::atomic<int>& calls, std::vector<int> failing = {})
+      : metric_(metric), calls_(calls), failing_(std::move(failing)) {}
   std::string name() const override { return "counting"; }
   std::string sample(int64_t, std::vector<Reading>& out) noexcept override {
-    ++calls_;
-    out.push_back({metric_, intern("fake"), static_cast<double>(calls_)});
-    for (int call : failing_) {
-      if (call == calls_) return "call " + std::to_string(call) + " failed";
+    const int call = ++calls_;
+    out.push_back({metric_, intern("fake"), static_cast<double>(call)});
+    for (int failing : failing_) {
+      if (failing == call) return "call " + std::to_string(call) + " failed";
     }
     return "";
   }
 
  private:
   CounterMetric metric_;
+  std::atomic<int>& calls_;
   std::vector<int> failing_;
-  int calls_ = 0;
 };
+
+// Until the sampler's thread has sampled `count` times: however busy the machine, the test then
+// knows how many rounds ran, where a sleep would only make them likely.
+void wait_for_calls(const std::atomic<int>& calls, int count) {
+  while (calls.load() < count) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+}
 
 std::vector<std::unique_ptr<TelemetrySource>> sources(std::unique_ptr<TelemetrySource> source) {
   std::vector<std::unique_ptr<TelemetrySource>> list;
@@ -68,17 +77,18 @@ double value_of(const RawEvent& event) {
 
 TEST(Sampler, RecordsEachReadingWithItsMetricAndTheSampleTime) {
   test::RecorderSession session(kChannelCounters);
-  Sampler sampler(sources(std::make_unique<CountingSource>(CounterMetric::GpuPower)), 2'000'000);
+  std::atomic<int> calls{0};
+  Sampler sampler(sources(std::make_unique<CountingSource>(CounterMetric::GpuPower, calls)), 2'000'000);
   const int64_t before = now_ns();
   ASSERT_EQ(sampler.start(), "");
-  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  wait_for_calls(calls, 3);
   const SamplerReport report = sampler.stop();
   const int64_t after = now_ns();
 
   const std::vector<RawEvent> counters = collected_counters();
   ASSERT_EQ(counters.size(), report.samples);
   EXPECT_EQ(report.readings, report.samples);
-  EXPECT_GE(report.samples, 3u);  // at start, at least once on the 2 ms grid, at stop
+  EXPECT_GE(report.samples, 4u);  // at start, at least twice on the 2 ms grid, at stop
   for (size_t i = 0; i < counters.size(); ++i) {
     EXPECT_EQ(counter_metric(counters[i]), CounterMetric::GpuPower);
     EXPECT_EQ(counters[i].name, intern("fake"));
@@ -96,22 +106,25 @@ TEST(Sampler, RecordsEachReadingWithItsMetricAndTheSampleTime) {
 
 TEST(Sampler, StopsWithoutWaitingForTheNextSlot) {
   test::RecorderSession session(kChannelCounters);
-  Sampler sampler(sources(std::make_unique<CountingSource>(CounterMetric::HostCpuUsage)), 60'000'000'000);
+  std::atomic<int> calls{0};
+  Sampler sampler(sources(std::make_unique<CountingSource>(CounterMetric::HostCpuUsage, calls)), 60'000'000'000);
   ASSERT_EQ(sampler.start(), "");
-  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  wait_for_calls(calls, 1);  // the baseline is taken: the thread now waits for its next slot
   const auto stop_began = std::chrono::steady_clock::now();
   const SamplerReport report = sampler.stop();
-  EXPECT_LT(std::chrono::steady_clock::now() - stop_began, std::chrono::seconds(1));
+  // Waiting for the slot would take the whole minute; half of it tells the two apart on any machine.
+  EXPECT_LT(std::chrono::steady_clock::now() - stop_began, std::chrono::seconds(30));
   EXPECT_EQ(report.samples, 2u);  // the baseline and the last sample at stop
   EXPECT_EQ(collected_counters().size(), 2u);
 }
 
 TEST(Sampler, ReportsASourcesFirstFailureOnceAndKeepsSampling) {
   test::RecorderSession session(kChannelCounters);
-  Sampler sampler(sources(std::make_unique<CountingSource>(CounterMetric::DiskRead, std::vector<int>{1, 2, 3})),
+  std::atomic<int> calls{0};
+  Sampler sampler(sources(std::make_unique<CountingSource>(CounterMetric::DiskRead, calls, std::vector<int>{1, 2, 3})),
                   1'000'000);
   ASSERT_EQ(sampler.start(), "");
-  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  wait_for_calls(calls, 4);  // past the three failing calls
   const SamplerReport report = sampler.stop();
   EXPECT_EQ(report.messages, std::vector<std::string>{"counting: call 1 failed"});
   EXPECT_GT(report.samples, 3u);
@@ -119,7 +132,8 @@ TEST(Sampler, ReportsASourcesFirstFailureOnceAndKeepsSampling) {
 }
 
 TEST(Sampler, StopWithoutStartIsEmpty) {
-  Sampler sampler(sources(std::make_unique<CountingSource>(CounterMetric::DiskRead)), 1'000'000);
+  std::atomic<int> calls{0};
+  Sampler sampler(sources(std::make_unique<CountingSource>(CounterMetric::DiskRead, calls)), 1'000'000);
   const SamplerReport report = sampler.stop();
   EXPECT_EQ(report.samples, 0u);
   EXPECT_TRUE(report.messages.empty());

@@ -2,7 +2,7 @@ import json
 import os
 import subprocess
 import sys
-import time
+import threading
 
 import pytest
 
@@ -64,18 +64,23 @@ def test_bad_metadata_is_rejected_clearly(call, error, message):
 
 
 def test_async_mode_does_not_block_step(tmp_path, monkeypatch):
+    # Each write waits until the test lets it go, after the training loop has returned: a loop
+    # that waited for its writes would find none done when it returned, or hang until released.
+    released, written = threading.Event(), []
     real_write = trace_handler._RunDirectoryJob.write
 
-    def slow_write(job):
-        time.sleep(0.5)
+    def held_write(job):
+        released.wait(timeout=60)
         real_write(job)
+        written.append(job)
 
-    monkeypatch.setattr(trace_handler._RunDirectoryJob, "write", slow_write)
+    monkeypatch.setattr(trace_handler._RunDirectoryJob, "write", held_write)
     handler = perfprof.tensorboard_trace_handler(str(tmp_path), async_mode=True)
-    started = time.perf_counter()
     one_cycle(handler, steps=2)
-    assert time.perf_counter() - started < 0.4
+    assert written == []  # both cycles handed over, neither written yet
+    released.set()
     handler.wait()
+    assert len(written) == 2
     dirs = run_dirs(str(tmp_path))
     assert len(dirs) == 2
     for run_dir in dirs:
