@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import argparse
 import warnings
-from typing import Callable, Dict
+from typing import Dict
 
 from _timing import best_ns_per_iteration
 import perfprof

@@ -30,7 +30,7 @@ import sys
 import tempfile
 import time
 import warnings
-from typing import Callable, Dict, Optional
+from typing import Callable, Dict
 
 from _timing import best_ns_per_iteration
 from perfprof import dynamic_profile as dp

@@ -173,7 +173,7 @@ def test_collectives_are_matched_across_ranks_with_their_sizes(local_output):
     all_reduce = communication["collectives"]["gloo:all_reduce"]
     assert all_reduce["ranks"] == RANKS and set(all_reduce["per_rank"]) == {str(r) for r in range(RANKS)}
     model_bytes = 4 * ((16 * 32 + 32) + (32 * 4 + 4))  # DDP's one bucket: dp_train.py's parameters, float32
-    for rank, totals in all_reduce["per_rank"].items():
+    for totals in all_reduce["per_rank"].values():
         assert totals["count"] == all_reduce["instances"] == 8
         assert totals["bytes"] == 8 * model_bytes and totals["data_type"] == "float"
         assert totals["elapse_ns"] == totals["transit_ns"] + totals["wait_ns"]

@@ -22,7 +22,6 @@ import io
 import json
 import os
 from collections import defaultdict
-from pathlib import Path
 from typing import Any, Dict, List, Tuple
 
 import numpy

@@ -214,7 +214,7 @@ def peaks(timeline_json) -> Dict[str, int]:
 def totals_by_change(raw) -> List[int]:
     """Total bytes after each allocation or free (category changes move bytes, not add them)."""
     totals, total = [], 0
-    for time_ns, action, size, _ in sorted(raw, key=lambda change: (change[0], change[1])):
+    for _, action, size, _ in sorted(raw, key=lambda change: (change[0], change[1])):
         total += size
         if action != 3:
             totals.append(total)

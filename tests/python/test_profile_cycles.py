@@ -76,7 +76,7 @@ def test_warmup_steps_are_discarded_and_recorded_steps_kept(export):
 def test_without_schedule_everything_is_recorded_and_no_step_ranges(export):
     ready = []
     with perfprof.profile(on_trace_ready=ready.append) as prof:
-        for step in range(3):
+        for _ in range(3):
             with perfprof.record_function("work"):
                 pass
             prof.step()

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import warnings
 from collections import Counter, defaultdict
-from typing import Any, Callable, Dict, List, Set, Tuple
+from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
 import pytest
 
@@ -176,14 +176,14 @@ def perfprof_category_peaks(prof: perfprof.profile) -> Dict[str, int]:
 PYTHON_CALLS_TIMED_BY_WORKERS = {"dataloader"}
 
 
-def rows_by_count(rows: Any, leave_out: Counter = Counter(), drop: Set[str] = frozenset()) -> List[Tuple[str, int]]:
+def rows_by_count(rows: Any, leave_out: Optional[Counter] = None, drop: Set[str] = frozenset()) -> List[Tuple[str, int]]:
     """(key, count), most calls first, without the keys in `drop`. With with_stack: built-in
     names without their object address, and the calls `leave_out` counts taken out (torch.profiler's
     own, its other threads'; python_calls.py)."""
     counts: Counter = Counter()
     for row in rows:
         if row.key not in drop:
-            counts[masked_address(row.key)] += row.count - leave_out.get(row.key, 0)
+            counts[masked_address(row.key)] += row.count - (leave_out or {}).get(row.key, 0)
     return sorted(((key, count) for key, count in counts.items() if count > 0), key=lambda row: (-row[1], row[0]))
 
 

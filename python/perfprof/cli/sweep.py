@@ -58,7 +58,6 @@ def sweep(grids: List[str], repeats: int, output_dir: str, timeout_s: Optional[f
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from ..experiments._grid import parse_grid
-    from ..experiments._results import RunRecord
     from ..experiments._sweep import Job, SweepPlan, compiled_filter, plan_jobs, sweep as run_sweep
 
     if module is None and not target_and_args:

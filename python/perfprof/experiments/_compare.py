@@ -212,7 +212,8 @@ def compare_runs(base: str, new: Sequence[str], top: int = 10,
         databases = [_open(reference, opened, on_build) for reference in references]
         for label, reference, database, name in zip(labels, references, databases,
                                                     _readable(references, lambda: run_labels(databases))):
-            run, data = _readable([reference], lambda: _read_database(label, reference, database, name))
+            # _readable calls the lambda before the next iteration: the loop's current values.
+            run, data = _readable([reference], lambda: _read_database(label, reference, database, name))  # noqa: B023
             runs.append(run)
             per_run.append(data)
     sections = tuple(_section(spec, labels, [data[spec.name] for data in per_run], top) for spec in SECTIONS)
