@@ -40,122 +40,174 @@ class CsvFile {
   std::string text_;
 };
 
-template <size_t N>
-std::string dims_text(const std::array<uint32_t, N>& dims) {
-  return fmt::format("[{}]", fmt::join(dims, ", "));
-}
+// What a cell is written from: a row of an analysis, and the model its ids refer to.
+template <typename Row>
+struct Cell {
+  const TraceModel& model;
+  const Row& row;
+};
 
-// kernel_details.csv's columns, then one per hardware metric the trace measured (kernel_metrics).
-std::string kernel_details_header(const TraceModel& model) {
-  std::string header =
-      "Name,Type,Device,Stream,Start Time(us),Duration(us),Wait Time(us),Grid,Block,"
-      "Theoretical Occupancy(%),Operator";
-  for (const StringId column : model.gpu.kernel_metrics.columns) {
-    header += ',';
-    header += csv_field(model.str(column));
+// One column of a summary CSV: its header and how a row's cell is written. Each table is one
+// list of these, so the header and the rows are made from the same list, as the database's
+// tables are (database/table.h).
+template <typename Row>
+struct CsvColumn {
+  std::string_view header;
+  void (*append)(std::string& text, const Cell<Row>& cell);
+};
+
+template <typename Row>
+using CsvColumns = std::vector<CsvColumn<Row>>;
+
+template <typename Row>
+std::string header_of(const CsvColumns<Row>& columns) {
+  std::string header;
+  for (const CsvColumn<Row>& column : columns) {
+    if (!header.empty()) header += ',';
+    header += column.header;
   }
   return header;
 }
 
+template <typename Row>
+void append_cells(std::string& text, const CsvColumns<Row>& columns, const Cell<Row>& cell) {
+  for (size_t i = 0; i < columns.size(); ++i) {
+    if (i != 0) text += ',';
+    columns[i].append(text, cell);
+  }
+}
+
+template <typename Row>
+void write_rows(const TraceModel& model, const CsvColumns<Row>& columns, const std::vector<Row>& rows,
+                const std::string& path) {
+  CsvFile csv(path, header_of(columns));
+  for (const Row& row : rows) {
+    append_cells(csv.text(), columns, Cell<Row>{model, row});
+    csv.end_row();
+  }
+  csv.commit();
+}
+
+void append_name(std::string& text, const TraceModel& model, StringId name) { text += csv_field(model.str(name)); }
+
+template <typename Number>
+void append_number(std::string& text, Number value) {
+  fmt::format_to(std::back_inserter(text), "{}", value);
+}
+
+// Averages, medians and deviations to one decimal, as nsys's reports give them.
+void append_tenths(std::string& text, double value) { fmt::format_to(std::back_inserter(text), "{:.1f}", value); }
+
+template <size_t N>
+void append_dims(std::string& text, const std::array<uint32_t, N>& dims) {
+  text += csv_field(fmt::format("[{}]", fmt::join(dims, ", ")));
+}
+
+bool is_kernel(const Cell<KernelDetail>& c) {
+  return c.model.gpu.activities[c.row.activity].kind == GpuActivityKind::Kernel;
+}
+
+// kernel_details.csv's own columns; one per hardware metric the trace measured follows them.
+const CsvColumns<KernelDetail> kKernelDetails{
+    {"Name", [](std::string& t, const Cell<KernelDetail>& c) { append_name(t, c.model, c.row.name); }},
+    {"Type", [](std::string& t, const Cell<KernelDetail>& c) { t += device_work_type_name(c.row.type); }},
+    {"Device", [](std::string& t, const Cell<KernelDetail>& c) { append_number(t, c.row.device); }},
+    {"Stream", [](std::string& t, const Cell<KernelDetail>& c) { append_number(t, c.row.stream); }},
+    {"Start Time(us)",
+     [](std::string& t, const Cell<KernelDetail>& c) { append_us(t, c.row.start_ns + c.model.unix_offset_ns); }},
+    {"Duration(us)", [](std::string& t, const Cell<KernelDetail>& c) { append_us(t, c.row.duration_ns); }},
+    {"Wait Time(us)", [](std::string& t, const Cell<KernelDetail>& c) { append_us(t, c.row.wait_ns); }},
+    {"Grid", [](std::string& t, const Cell<KernelDetail>& c) { if (is_kernel(c)) append_dims(t, c.row.grid); }},
+    {"Block", [](std::string& t, const Cell<KernelDetail>& c) { if (is_kernel(c)) append_dims(t, c.row.block); }},
+    {"Theoretical Occupancy(%)",
+     [](std::string& t, const Cell<KernelDetail>& c) {
+       if (c.row.occupancy_percent) fmt::format_to(std::back_inserter(t), "{:.2f}", *c.row.occupancy_percent);
+     }},
+    {"Operator",
+     [](std::string& t, const Cell<KernelDetail>& c) {
+       if (c.row.operator_row >= 0) append_name(t, c.model, c.model.ranges.name[static_cast<size_t>(c.row.operator_row)]);
+     }},
+};
+
 // A cell per kernel_metrics column for GPU activity `activity`: its value, shortest round-trip,
 // or empty for work that was not measured (copies, memsets...) and columns not evaluated (NaN).
-void append_kernel_metrics(std::string& text, const TraceModel& model, size_t activity) {
-  const KernelMetricsTable& table = model.gpu.kernel_metrics;
-  const double* values =
-      model.gpu.activities[activity].kind == GpuActivityKind::Kernel ? table.of(activity) : nullptr;
+void append_kernel_metrics(std::string& text, const Cell<KernelDetail>& c) {
+  const KernelMetricsTable& table = c.model.gpu.kernel_metrics;
+  const double* values = is_kernel(c) ? table.of(c.row.activity) : nullptr;
   for (size_t column = 0; column < table.columns.size(); ++column) {
     text += ',';
-    if (values != nullptr && std::isfinite(values[column])) {
-      fmt::format_to(std::back_inserter(text), "{}", values[column]);
-    }
+    if (values != nullptr && std::isfinite(values[column])) append_number(text, values[column]);
   }
 }
 
 void write_kernel_details(const AnalysedTrace& trace, const std::string& path) {
   const TraceModel& model = trace.model();
-  CsvFile csv(path, kernel_details_header(model));
+  std::string header = header_of(kKernelDetails);
+  for (const StringId column : model.gpu.kernel_metrics.columns) header += ',' + csv_field(model.str(column));
+  CsvFile csv(path, header);
   for (const KernelDetail& row : kernel_details(trace)) {
-    std::string& text = csv.text();
-    text += csv_field(model.str(row.name));
-    fmt::format_to(std::back_inserter(text), ",{},{},{},", device_work_type_name(row.type), row.device, row.stream);
-    append_us(text, row.start_ns + model.unix_offset_ns);
-    text += ',';
-    append_us(text, row.duration_ns);
-    text += ',';
-    append_us(text, row.wait_ns);
-    text += ',';
-    if (model.gpu.activities[row.activity].kind == GpuActivityKind::Kernel) {
-      fmt::format_to(std::back_inserter(text), "{},{},", csv_field(dims_text(row.grid)), csv_field(dims_text(row.block)));
-    } else {
-      text += ",,";
-    }
-    if (row.occupancy_percent) fmt::format_to(std::back_inserter(text), "{:.2f}", *row.occupancy_percent);
-    text += ',';
-    if (row.operator_row >= 0) text += csv_field(model.str(model.ranges.name[static_cast<size_t>(row.operator_row)]));
-    append_kernel_metrics(text, model, row.activity);
+    const Cell<KernelDetail> cell{model, row};
+    append_cells(csv.text(), kKernelDetails, cell);
+    append_kernel_metrics(csv.text(), cell);
     csv.end_row();
   }
   csv.commit();
 }
 
-void write_operator_details(const TraceModel& model, const std::string& path) {
-  CsvFile csv(path,
-              "Name,Input Shapes,Count,Host Self Duration(us),Host Total Duration(us),"
-              "Device Self Duration(us),Device Total Duration(us)");
-  for (const OperatorDetail& row : operator_details(model)) {
-    std::string& text = csv.text();
-    fmt::format_to(std::back_inserter(text), "{},{},{}", csv_field(model.str(row.name)), csv_field(row.input_shapes), row.count);
-    for (int64_t ns : {row.host_self_ns, row.host_total_ns, row.device_self_ns, row.device_total_ns}) {
-      text += ',';
-      append_us(text, ns);
-    }
-    csv.end_row();
-  }
-  csv.commit();
-}
+const CsvColumns<OperatorDetail> kOperatorDetails{
+    {"Name", [](std::string& t, const Cell<OperatorDetail>& c) { append_name(t, c.model, c.row.name); }},
+    {"Input Shapes", [](std::string& t, const Cell<OperatorDetail>& c) { t += csv_field(c.row.input_shapes); }},
+    {"Count", [](std::string& t, const Cell<OperatorDetail>& c) { append_number(t, c.row.count); }},
+    {"Host Self Duration(us)", [](std::string& t, const Cell<OperatorDetail>& c) { append_us(t, c.row.host_self_ns); }},
+    {"Host Total Duration(us)", [](std::string& t, const Cell<OperatorDetail>& c) { append_us(t, c.row.host_total_ns); }},
+    {"Device Self Duration(us)",
+     [](std::string& t, const Cell<OperatorDetail>& c) { append_us(t, c.row.device_self_ns); }},
+    {"Device Total Duration(us)",
+     [](std::string& t, const Cell<OperatorDetail>& c) { append_us(t, c.row.device_total_ns); }},
+};
 
-// nsys's report columns: times in nanoseconds, averages to one decimal.
-void write_duration_statistics(const TraceModel& model, const std::vector<DurationStatistics>& rows,
-                               std::string_view count_column, const std::string& path) {
-  CsvFile csv(path, fmt::format("Time (%),Total Time (ns),{},Avg (ns),Med (ns),Min (ns),Max (ns),StdDev (ns),Name",
-                                count_column));
-  for (const DurationStatistics& row : rows) {
-    fmt::format_to(std::back_inserter(csv.text()), "{:.1f},{},{},{:.1f},{:.1f},{},{},{:.1f},{}", row.percent,
-                   row.total_ns, row.count, row.average_ns, row.median_ns, row.min_ns, row.max_ns, row.stdev_ns,
-                   csv_field(model.str(row.name)));
-    csv.end_row();
-  }
-  csv.commit();
+// nsys's report columns (cuda_gpu_kern_sum, cuda_api_sum): times in nanoseconds, its count
+// column named as each report names it.
+CsvColumns<DurationStatistics> duration_statistics_columns(std::string_view count_header) {
+  using C = Cell<DurationStatistics>;
+  return {
+      {"Time (%)", [](std::string& t, const C& c) { append_tenths(t, c.row.percent); }},
+      {"Total Time (ns)", [](std::string& t, const C& c) { append_number(t, c.row.total_ns); }},
+      {count_header, [](std::string& t, const C& c) { append_number(t, c.row.count); }},
+      {"Avg (ns)", [](std::string& t, const C& c) { append_tenths(t, c.row.average_ns); }},
+      {"Med (ns)", [](std::string& t, const C& c) { append_tenths(t, c.row.median_ns); }},
+      {"Min (ns)", [](std::string& t, const C& c) { append_number(t, c.row.min_ns); }},
+      {"Max (ns)", [](std::string& t, const C& c) { append_number(t, c.row.max_ns); }},
+      {"StdDev (ns)", [](std::string& t, const C& c) { append_tenths(t, c.row.stdev_ns); }},
+      {"Name", [](std::string& t, const C& c) { append_name(t, c.model, c.row.name); }},
+  };
 }
+const CsvColumns<DurationStatistics> kOpStatistic = duration_statistics_columns("Instances");
+const CsvColumns<DurationStatistics> kApiStatistic = duration_statistics_columns("Num Calls");
 
 // msprof-analyze's columns, in microseconds.
-void write_step_trace_time(const TraceModel& model, const std::string& path) {
-  CsvFile csv(path,
-              "Step,Computing,Communication(Not Overlapped),Overlapped,Communication,Free,Stage,Bubble,"
-              "Communication(Not Overlapped and Exclude Receive),Preparing");
-  for (const StepTraceTime& row : step_trace_time(model)) {
-    std::string& text = csv.text();
-    text += csv_field(row.step);
-    for (int64_t ns : {row.computing_ns, row.communication_not_overlapped_ns, row.overlapped_ns, row.communication_ns,
-                       row.free_ns, row.stage_ns, row.bubble_ns, row.communication_not_overlapped_exclude_receive_ns,
-                       row.preparing_ns}) {
-      text += ',';
-      append_us(text, ns);
-    }
-    csv.end_row();
-  }
-  csv.commit();
-}
+const CsvColumns<StepTraceTime> kStepTraceTime{
+    {"Step", [](std::string& t, const Cell<StepTraceTime>& c) { t += csv_field(c.row.step); }},
+    {"Computing", [](std::string& t, const Cell<StepTraceTime>& c) { append_us(t, c.row.computing_ns); }},
+    {"Communication(Not Overlapped)",
+     [](std::string& t, const Cell<StepTraceTime>& c) { append_us(t, c.row.communication_not_overlapped_ns); }},
+    {"Overlapped", [](std::string& t, const Cell<StepTraceTime>& c) { append_us(t, c.row.overlapped_ns); }},
+    {"Communication", [](std::string& t, const Cell<StepTraceTime>& c) { append_us(t, c.row.communication_ns); }},
+    {"Free", [](std::string& t, const Cell<StepTraceTime>& c) { append_us(t, c.row.free_ns); }},
+    {"Stage", [](std::string& t, const Cell<StepTraceTime>& c) { append_us(t, c.row.stage_ns); }},
+    {"Bubble", [](std::string& t, const Cell<StepTraceTime>& c) { append_us(t, c.row.bubble_ns); }},
+    {"Communication(Not Overlapped and Exclude Receive)",
+     [](std::string& t, const Cell<StepTraceTime>& c) {
+       append_us(t, c.row.communication_not_overlapped_exclude_receive_ns);
+     }},
+    {"Preparing", [](std::string& t, const Cell<StepTraceTime>& c) { append_us(t, c.row.preparing_ns); }},
+};
 
-void write_data_preprocess(const TraceModel& model, const std::string& path) {
-  CsvFile csv(path, "Step,Count,Total Time(us)");
-  for (const DataPreprocess& row : data_preprocess(model)) {
-    fmt::format_to(std::back_inserter(csv.text()), "{},{},", csv_field(row.step), row.count);
-    append_us(csv.text(), row.total_ns);
-    csv.end_row();
-  }
-  csv.commit();
-}
+const CsvColumns<DataPreprocess> kDataPreprocess{
+    {"Step", [](std::string& t, const Cell<DataPreprocess>& c) { t += csv_field(c.row.step); }},
+    {"Count", [](std::string& t, const Cell<DataPreprocess>& c) { append_number(t, c.row.count); }},
+    {"Total Time(us)", [](std::string& t, const Cell<DataPreprocess>& c) { append_us(t, c.row.total_ns); }},
+};
 
 bool has_range_of_kind(const TraceModel& model, std::initializer_list<RangeKind> kinds) {
   return std::any_of(model.ranges.kind.begin(), model.ranges.kind.end(),
@@ -200,11 +252,11 @@ void write_summary_csv(const AnalysedTrace& trace, SummaryTable table, const std
   const TraceModel& model = trace.model();
   switch (table) {
     case SummaryTable::KernelDetails: return write_kernel_details(trace, path);
-    case SummaryTable::OperatorDetails: return write_operator_details(model, path);
-    case SummaryTable::OpStatistic: return write_duration_statistics(model, kernel_statistics(model), "Instances", path);
-    case SummaryTable::ApiStatistic: return write_duration_statistics(model, api_statistics(model), "Num Calls", path);
-    case SummaryTable::StepTraceTime: return write_step_trace_time(model, path);
-    case SummaryTable::DataPreprocess: return write_data_preprocess(model, path);
+    case SummaryTable::OperatorDetails: return write_rows(model, kOperatorDetails, operator_details(model), path);
+    case SummaryTable::OpStatistic: return write_rows(model, kOpStatistic, kernel_statistics(model), path);
+    case SummaryTable::ApiStatistic: return write_rows(model, kApiStatistic, api_statistics(model), path);
+    case SummaryTable::StepTraceTime: return write_rows(model, kStepTraceTime, step_trace_time(model), path);
+    case SummaryTable::DataPreprocess: return write_rows(model, kDataPreprocess, data_preprocess(model), path);
   }
 }
 
