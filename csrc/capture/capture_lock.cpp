@@ -1,6 +1,7 @@
 #include "capture/capture_lock.h"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -44,6 +45,14 @@ class LockedFiles {
   }
 
  private:
+  // A fork while another thread changes the list would leave its mutex locked in the child
+  // forever (an analyse worker forked from a profiled process asks it): the forking thread holds it.
+  LockedFiles() {
+    pthread_atfork(&LockedFiles::lock_for_fork, &LockedFiles::unlock_after_fork, &LockedFiles::unlock_after_fork);
+  }
+  static void lock_for_fork() { instance().mutex_.lock(); }
+  static void unlock_after_fork() { instance().mutex_.unlock(); }
+
   mutable std::mutex mutex_;
   std::vector<LockedFile> files_;
 };
