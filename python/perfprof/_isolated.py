@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-from collections import deque
 import resource
 import signal
 import time
 import traceback
+from collections import deque
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from typing import Any, Callable, Dict, Generic, List, Optional, Sequence, TypeVar
@@ -104,10 +104,10 @@ class _Worker(Generic[Item]):
             self.process.kill()
             self.process.join()
         self.results.close()
+        if kind == "returned":  # also when it did so as its deadline passed: the work is done
+            return Outcome(value=value)
         if self.timed_out:
             return Outcome(failure=f"exceeded the {self.limits.timeout_s:g} s timeout")
-        if kind == "returned":
-            return Outcome(value=value)
         if kind == "out_of_memory":
             return Outcome(failure=f"exceeded the {self.limits.memory_bytes >> 20:,} MiB memory limit")
         if kind == "raised":
