@@ -4,6 +4,7 @@ complete. A capture a live process is still writing is skipped, left untouched, 
 once that process has stopped."""
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -13,6 +14,8 @@ from typing import List, Tuple
 import pytest
 
 import perfprof
+from perfprof import _analyse
+from perfprof._isolated import Limits
 from perfprof._run_directory import CAPTURE_FILE, OUTPUT_DIR
 from analyse_faults import reader_failing_on
 from child_process import child_env
@@ -156,3 +159,38 @@ def test_a_capture_being_written_is_skipped_untouched_then_analysed_once_its_wri
     assert result.returncode == 0, result.stderr
     assert step_names(run_dir) == ["ProfilerStep#1", "ProfilerStep#2", "ProfilerStep#3"]
     assert not (run_dir / CAPTURE_FILE).exists()  # as the run was configured (data_simplification)
+
+
+def test_a_process_analysing_its_own_live_run_skips_it_and_keeps_its_lock(tmp_path):
+    handler = perfprof.tensorboard_trace_handler(str(tmp_path), worker_name="self", analyse_flag=False)
+    with perfprof.profile(schedule=perfprof.schedule(wait=0, warmup=1, active=2, repeat=1),
+                          on_trace_ready=handler) as prof:
+        for step in range(3):
+            if step == 2:  # recording into its capture
+                (run_dir,) = tmp_path.iterdir()
+                (result,) = perfprof.analyse(str(run_dir), data_simplification=True)
+                assert result.skipped and not result.ok
+                assert result.message.startswith(f"{CAPTURE_FILE} is being written by pid {os.getpid()};")
+                # The analysing process did not make this one give its lock up: another still sees it.
+                asked = subprocess.run([sys.executable, "-c", "import sys; from perfprof import _core; "
+                                        "print(_core.capture_writer_pid(sys.argv[1]))", str(run_dir / CAPTURE_FILE)],
+                                       capture_output=True, text=True, env=child_env(), timeout=120)
+                assert asked.stdout == f"{os.getpid()}\n", asked.stderr
+            with perfprof.record_function(f"work {step}"):
+                pass
+            prof.step()
+    (result,) = perfprof.analyse(str(run_dir))
+    assert result.ok, result
+    assert step_names(run_dir) == ["ProfilerStep#1", "ProfilerStep#2"]
+
+
+def test_the_default_limits_grow_with_the_capture(tmp_path):
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    with open(run_dir / CAPTURE_FILE, "wb") as capture:
+        capture.truncate(3 << 20)
+    defaults = _analyse._LimitChoice(None, None).of_run_dir(str(run_dir))
+    assert defaults.timeout_s == 600 + 3  # 600 s and 1 s per MiB
+    machine = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    assert defaults.memory_bytes == min((1024 + 8 * 3) << 20, machine)  # 1 GiB and 8 times the capture
+    assert _analyse._LimitChoice(7.5, 300).of_run_dir(str(run_dir)) == Limits(7.5, 300 << 20)
