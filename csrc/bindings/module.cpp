@@ -24,6 +24,7 @@
 #include "python_hooks/torch_memory.h"
 #include "python_hooks/torch_results.h"
 #include "capture/capture_file.h"
+#include "capture/capture_lock.h"
 #include "capture/capture_stream.h"
 #include "capture/session_capture.h"
 #include "common/clock.h"
@@ -516,6 +517,10 @@ PYBIND11_MODULE(_core, m) {
         "where; metadata lists the run metadata it holds as (key, json, from_user) tuples.\n"
         "Raises ValueError when the file is not a capture this perfprof reads, OSError when it\n"
         "cannot be read.");
+  m.def("capture_writer_pid", [](const std::string& path) { return static_cast<int64_t>(capture_writer_pid(path)); },
+        py::arg("path"),
+        "The pid of the live process writing the capture at path (it holds the capture's writer\n"
+        "lock until it ends the capture; the lock dies with the process), or 0 when none does.");
   m.def("import_trace", &import_trace, py::arg("path"), py::arg("flops") = false,
         "Build a Trace from a Chrome trace (torch.profiler's, Kineto's or perfprof's; .json or\n"
         ".json.gz), read in one streaming pass: returns (trace, metadata, rank, world_size, backend,\n"

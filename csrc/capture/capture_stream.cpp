@@ -63,7 +63,7 @@ class ForkGuard {
 }  // namespace
 
 CaptureStream::CaptureStream(const std::string& path)
-    : path_(path), sink_(path), writer_(sink_), owner_pid_(getpid()) {
+    : path_(path), sink_(path), writer_lock_(sink_.descriptor()), writer_(sink_), owner_pid_(getpid()) {
   writer_.process(this_process());
 }
 
@@ -205,6 +205,12 @@ bool CaptureStream::finish_with(const CollectedEvents& host, const GpuInput& gpu
   stop_flushing();
   std::lock_guard<std::mutex> lock(mutex_);
   ended_ = true;
+  const bool ended = end_locked(host, gpu, window);
+  writer_lock_.release();  // ended, or unable to take more: no longer being written
+  return ended;
+}
+
+bool CaptureStream::end_locked(const CollectedEvents& host, const GpuInput& gpu, const CollectionWindow& window) {
   const uint64_t size_before = sink_.size();
   const uint64_t appended_before = events_appended_;
   if (writable() && append_locked(host, gpu)) {

@@ -13,6 +13,7 @@
 #include <unordered_set>
 
 #include "capture/capture.h"
+#include "capture/capture_lock.h"
 #include "capture/capture_writer.h"
 #include "capture/sink.h"
 
@@ -42,7 +43,8 @@ class CaptureStream {
   void stop_flushing();
   // Appends what GPU collection handed over and the window, and ends the capture. False when it
   // could not all be written: the file is then cut back to what it held before, so it holds
-  // none of `gpu` and the caller keeps it.
+  // none of `gpu` and the caller keeps it. Either way the file is no longer being written: its
+  // writer lock (capture_lock.h), held since it was created, is given up.
   bool finish(const GpuInput& gpu, const CollectionWindow& window);
   // Appends `host`, then finishes; false (the file cut back to what it held before: none of
   // `host` either) when it could not all be written.
@@ -69,6 +71,8 @@ class CaptureStream {
  private:
   // Appends `host` whole, or cuts the file back and returns false.
   bool append_locked(const CollectedEvents& host, const GpuInput& gpu) noexcept;
+  // finish_with's writing (mutex_ held): `host`, `gpu`, the window and the end, whole or not at all.
+  bool end_locked(const CollectedEvents& host, const GpuInput& gpu, const CollectionWindow& window);
   void append_or_hold_back(CollectedEvents host) noexcept;
   bool writable() const;  // mutex_ held
   void flush_at_cap(uint64_t cap_events);
@@ -76,6 +80,7 @@ class CaptureStream {
   const std::string path_;
   mutable std::mutex mutex_;  // one append at a time, so each thread's events reach the file in order
   FileSink sink_;
+  WriterLock writer_lock_;  // taken before the first byte is written: a reader never sees the file unlocked while live
   CaptureWriter writer_;
   std::unordered_set<int64_t> named_threads_;
   uint64_t events_appended_ = 0;

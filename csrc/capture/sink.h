@@ -44,6 +44,8 @@ class FileSink final : public Sink {
   bool moved() const;
   // A path the file written can be read back from: `path`, or the open descriptor's when moved.
   std::string readable_path() const;
+  // The open file's descriptor (-1 when it could not be created), for locking it.
+  int descriptor() const { return fd_; }
 
  private:
   void fail(const char* what);

@@ -5,18 +5,21 @@ A run directory written with ``tensorboard_trace_handler(..., analyse_flag=False
 process was killed while recording, holds a capture (``capture.ppcap``) and no trace. Analysing
 it writes what the profiled process would have written (``PERFPROF_OUTPUT/``: the Chrome trace,
 the memory tables) from the capture alone: the same bytes as the in-process path. A capture cut
-short is read up to its last whole chunk, with a warning naming the last complete step.
+short is read up to its last whole chunk, with a warning naming the last complete step. Each run
+directory is analysed in a process of its own (_isolated.py), and a capture its writer is still
+writing is left alone (the writer's lock: csrc/capture/capture_lock.h).
 """
 from __future__ import annotations
 
-import concurrent.futures
+import functools
 import json
-import multiprocessing
+import math
 import os
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
 from . import _core
+from ._isolated import Limits, Outcome, run_each_isolated
 from ._run_directory import CAPTURE_FILE, INFO_FILE, METADATA_FILE, RUN_DIR_SUFFIX, records_beyond_trace, \
     remove_run_temporaries, trace_file_name, write_database, write_json, write_outputs
 
@@ -30,6 +33,7 @@ class AnalyseResult:
     message: str              # what was written, or why not
     warning: str = ""         # e.g. the capture was cut short, and where
     trace_file: str = ""      # path of the Chrome trace written
+    skipped: bool = False     # not analysed: a live process is still writing its capture
 
 
 def find_run_dirs(path: "os.PathLike[str] | str") -> List[str]:
@@ -46,22 +50,38 @@ def analyse(
     max_process_number: Optional[int] = None,
     data_simplification: Optional[bool] = None,
     on_result: Optional[Callable[[AnalyseResult], None]] = None,
+    timeout_s: Optional[float] = None,
+    memory_limit_mb: Optional[int] = None,
 ) -> List[AnalyseResult]:
     """Write the traces and tables of every run directory at or under `profiler_path` (one path
     or several) from their captures.
 
+    Each run directory is analysed in a process of its own (forked from the caller), so that one
+    whose analysis crashes, hangs or runs out of memory fails alone, said in its result's message
+    ("the analysing process was killed by signal 11 (SIGSEGV)", "... exceeded the 600 s timeout",
+    "... exceeded the 1,024 MiB memory limit"), and the others complete. A run directory whose
+    capture a live process is still writing is skipped (``skipped`` in its result), its capture
+    untouched.
+
     Args:
-        max_process_number: run directories analysed at once, each in its own process (default:
-            the number of CPUs, at most the number of directories).
+        max_process_number: run directories analysed at once (default: the number of CPUs, at
+            most the number of directories); 1 analyses them one after the other, still each in
+            its own process.
         data_simplification: remove each capture once its outputs are written (True) or keep it
             (False). Default: as the run was configured (``ExperimentalConfig.data_simplification``),
             read from the capture when the process was killed before writing its run directory's
             JSON files; kept when neither says (a capture of an older perfprof).
         on_result: called with each directory's result as it completes (progress reporting).
+        timeout_s: seconds one directory's analysis may take before its process is killed
+            (default: 600 s and 1 s per MiB of its capture, 30 times what analysing takes at
+            least: only a hang reaches it).
+        memory_limit_mb: memory (MiB of address space) one directory's analysis may take beyond
+            what its process held when forked (default: 1 GiB and 8 times its capture's size, at
+            most the machine's memory; analysing takes 1.5 to 3 times the capture's size).
 
     Returns one :class:`AnalyseResult` per run directory; a directory that fails does not stop
     the others. Raises ``FileNotFoundError`` when a path does not exist, ``ValueError`` when a
-    path holds no capture at all, ``TypeError``/``ValueError`` for bad arguments.
+    path holds no capture at all, ``TypeError``/``ValueError`` naming the argument for bad ones.
     """
     paths = [profiler_path] if isinstance(profiler_path, (str, os.PathLike)) else list(profiler_path)
     if not paths:
@@ -71,6 +91,7 @@ def analyse(
         raise ValueError(f"analyse: 'max_process_number' must be an int >= 1, got {max_process_number!r}")
     if data_simplification is not None and not isinstance(data_simplification, bool):
         raise TypeError(f"analyse: 'data_simplification' must be a bool or None, got {type(data_simplification).__name__}")
+    limits = _LimitChoice(_checked_timeout(timeout_s), _checked_memory_limit(memory_limit_mb))
     run_dirs: List[str] = []
     for path in paths:
         if not os.path.exists(path):
@@ -80,41 +101,88 @@ def analyse(
             raise ValueError(f"analyse: no capture ({CAPTURE_FILE}) at or under {os.fspath(path)!r}")
         run_dirs += found
     workers = min(len(run_dirs), max_process_number or os.cpu_count() or 1)
-    if workers > 1:
-        return _analyse_in_processes(run_dirs, workers, data_simplification, on_result)
-    results = []
-    for run_dir in run_dirs:
-        results.append(analyse_run_dir(run_dir, data_simplification))
-        if on_result:  # as each completes, as from the processes
-            on_result(results[-1])
-    return results
+
+    def report(run_dir: str, outcome: Outcome) -> None:
+        if on_result:
+            on_result(_result_of(run_dir, outcome))
+
+    outcomes = run_each_isolated(functools.partial(analyse_run_dir, data_simplification=data_simplification),
+                                 run_dirs, workers, limits.of_run_dir, report)
+    return [_result_of(run_dir, outcome) for run_dir, outcome in zip(run_dirs, outcomes)]
 
 
-def _analyse_in_processes(run_dirs: List[str], workers: int, data_simplification: Optional[bool],
-                          on_result: Optional[Callable[[AnalyseResult], None]]) -> List[AnalyseResult]:
-    # fork: the children run perfprof's own code on files; nothing of the parent's state matters.
-    context = multiprocessing.get_context("fork")
-    by_dir: Dict[str, AnalyseResult] = {}
-    with concurrent.futures.ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-        futures = {pool.submit(analyse_run_dir, run_dir, data_simplification): run_dir for run_dir in run_dirs}
-        for future in concurrent.futures.as_completed(futures):
-            run_dir = futures[future]
-            try:
-                result = future.result()
-            except Exception as error:  # the worker itself died (killed, out of memory)
-                result = AnalyseResult(run_dir, False, f"the analysing process failed: {error!r}")
-            by_dir[run_dir] = result
-            if on_result:
-                on_result(result)
-    return [by_dir[run_dir] for run_dir in run_dirs]
+def _result_of(run_dir: str, outcome: Outcome) -> AnalyseResult:
+    """A run directory's result: what its process returned, or what ended that process."""
+    if outcome.failure:
+        return AnalyseResult(run_dir, False, f"the analysing process {outcome.failure}")
+    return outcome.value
 
 
 def analyse_run_dir(run_dir: str, data_simplification: Optional[bool] = None) -> AnalyseResult:
-    """Analyse one run directory (see :func:`analyse`); never raises for the directory's content."""
+    """Analyse one run directory (see :func:`analyse`) in this process; never raises for the
+    directory's content. A capture a live process is writing is left alone (``skipped``)."""
+    writer = _core.capture_writer_pid(os.path.join(run_dir, CAPTURE_FILE))
+    if writer:
+        return AnalyseResult(run_dir, False, f"{CAPTURE_FILE} is being written by pid {writer}; analyse it once "
+                                             "that process has stopped recording", skipped=True)
     try:
         return _analyse(run_dir, data_simplification)
     except (OSError, ValueError) as error:
         return AnalyseResult(run_dir, False, str(error))
+
+
+# The limits' defaults, from what analysing took on one core of a loaded machine: 30 to 100 MiB of
+# capture a second, 1.5 to 3 times the capture's size in memory (docs/cli.md). They are there to
+# catch a hang or a runaway, not a slow disk or a big capture: far beyond what analysing needs.
+_TIMEOUT_BASE_S = 600.0
+_TIMEOUT_S_PER_MIB = 1.0
+_MEMORY_BASE_MB = 1024
+_MEMORY_PER_CAPTURE_BYTE = 8
+_MEMORY_LIMIT_MAX_MB = 1 << 30
+
+
+@dataclass(frozen=True)
+class _LimitChoice:
+    """The user's limits, or None where the default (from the capture's size) applies."""
+
+    timeout_s: Optional[float]
+    memory_limit_mb: Optional[int]
+
+    def of_run_dir(self, run_dir: str) -> Limits:
+        try:
+            capture_bytes = os.path.getsize(os.path.join(run_dir, CAPTURE_FILE))
+        except OSError:  # gone meanwhile: its analysis says so
+            capture_bytes = 0
+        timeout_s = self.timeout_s or _TIMEOUT_BASE_S + _TIMEOUT_S_PER_MIB * capture_bytes / (1 << 20)
+        memory_bytes = (self.memory_limit_mb << 20 if self.memory_limit_mb else
+                        min((_MEMORY_BASE_MB << 20) + _MEMORY_PER_CAPTURE_BYTE * capture_bytes, _machine_memory()))
+        return Limits(timeout_s, memory_bytes)
+
+
+def _machine_memory() -> int:
+    return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+
+
+def _checked_timeout(timeout_s: Optional[float]) -> Optional[float]:
+    if timeout_s is None:
+        return None
+    if not isinstance(timeout_s, (int, float)) or isinstance(timeout_s, bool):
+        raise TypeError(f"analyse: 'timeout_s' must be a number of seconds or None, got {type(timeout_s).__name__}")
+    if not (0 < timeout_s < math.inf):
+        raise ValueError(f"analyse: 'timeout_s' must be a finite number of seconds > 0, got {timeout_s!r}")
+    return float(timeout_s)
+
+
+def _checked_memory_limit(memory_limit_mb: Optional[int]) -> Optional[int]:
+    if memory_limit_mb is None:
+        return None
+    if not isinstance(memory_limit_mb, int) or isinstance(memory_limit_mb, bool):
+        raise TypeError(f"analyse: 'memory_limit_mb' must be an int (MiB) or None, "
+                        f"got {type(memory_limit_mb).__name__}")
+    if not 1 <= memory_limit_mb <= _MEMORY_LIMIT_MAX_MB:
+        raise ValueError(f"analyse: 'memory_limit_mb' must be from 1 to {_MEMORY_LIMIT_MAX_MB} MiB, "
+                         f"got {memory_limit_mb!r}")
+    return memory_limit_mb
 
 
 @dataclass
@@ -173,6 +241,9 @@ def _analyse(run_dir: str, data_simplification: Optional[bool]) -> AnalyseResult
     remove_capture = data_simplification
     if remove_capture is None:
         remove_capture = bool(info.get("config", {}).get("experimental_config", {}).get("data_simplification", False))
+    # A writer that had created the capture but not yet locked it when it was first looked at (a
+    # few microseconds) holds it once it has been read: it stays.
+    remove_capture = remove_capture and not _core.capture_writer_pid(os.path.join(run_dir, CAPTURE_FILE))
     # Without the capture, what the Chrome trace cannot carry lives on in the database alone.
     write_outputs(trace, run_dir, trace_file, run.metadata_items, int(info.get("rank", 0)),
                   int(info.get("world_size", 1)), str(info.get("backend", "")), info.get("config", {}),

@@ -363,6 +363,9 @@ def collect(
 def read_capture(path: str, flops: bool = False) -> tuple[Trace, bool, str, list[tuple[str, str, bool]]]:
     """Build a Trace from a capture file: (trace, complete, problem, [(key, json, from_user)])."""
 
+def capture_writer_pid(path: str) -> int:
+    """The pid of the live process writing the capture at path, or 0 when none does."""
+
 def import_trace(path: str, flops: bool = False) -> tuple[Trace, list[tuple[str, str]], int, int, str, str]:
     """Build a Trace from a Chrome trace: (trace, [(name, json)], rank, world_size, backend, notes)."""
 

@@ -48,12 +48,21 @@ def main() -> None:
 @click.option("--data-simplification/--keep-capture", default=None,
               help="Remove each capture once its outputs are written, or keep it "
                    "[default: as the run was configured, which the capture records; kept when nothing says].")
-def analyse(paths: List[str], max_process_number: Optional[int], data_simplification: Optional[bool]) -> None:
+@click.option("--timeout", "timeout_s", type=click.FloatRange(min=0, min_open=True, max=1e9), default=None,
+              metavar="SECONDS", help="Seconds one run directory's analysis may take before it is killed and "
+                                      "fails [default: 600 and 1 per MiB of its capture].")
+@click.option("--memory-limit", "memory_limit_mb", type=click.IntRange(min=1, max=1 << 30), default=None,
+              metavar="MIB", help="Memory one run directory's analysis may take; past it, it fails "
+                                  "[default: 1024 and 8 times its capture's size, at most the machine's].")
+def analyse(paths: List[str], max_process_number: Optional[int], data_simplification: Optional[bool],
+            timeout_s: Optional[float], memory_limit_mb: Optional[int]) -> None:
     """Write the traces and tables of the run directories at or under PATHS from their captures.
 
     A run directory holds a capture (capture.ppcap) when it was written with
     tensorboard_trace_handler(..., analyse_flag=False), or when its process was killed while
     recording: then what was recorded up to the last whole step is analysed, with a warning.
+    Each is analysed in a process of its own: one that crashes, hangs or runs out of memory fails
+    alone (exit code 1). A capture a live process is still writing is skipped, untouched.
     """
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -70,6 +79,10 @@ def analyse(paths: List[str], max_process_number: Optional[int], data_simplifica
         def report(result: AnalyseResult) -> None:
             nonlocal failures
             progress.advance(task)
+            if result.skipped:
+                console.print(f"[yellow]skipped[/yellow] {result.run_dir}: {result.message}", highlight=False,
+                              soft_wrap=True)
+                return
             if not result.ok:
                 failures += 1
                 console.print(f"[red]failed[/red] {result.run_dir}: {result.message}", highlight=False, soft_wrap=True)
@@ -79,7 +92,8 @@ def analyse(paths: List[str], max_process_number: Optional[int], data_simplifica
                 console.print(f"  [yellow]warning[/yellow]: {result.warning}", highlight=False, soft_wrap=True)
 
         try:
-            analyse_paths(paths, max_process_number, data_simplification, on_result=report)
+            analyse_paths(paths, max_process_number, data_simplification, on_result=report, timeout_s=timeout_s,
+                          memory_limit_mb=memory_limit_mb)
         except ValueError as error:
             raise click.ClickException(str(error)) from None
     sys.exit(EXIT_FAILED if failures else EXIT_OK)
