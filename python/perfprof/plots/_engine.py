@@ -14,6 +14,7 @@ import sqlite3
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from .._files import make_directory
+from .._messages import listed
 from ..analysis import RunDatabase, Table, open_run
 from ..analysis._run_labels import run_labels
 from ._catalogue import MULTI_RUN_PLOTS, SINGLE_RUN_PLOTS, Requirement
@@ -59,7 +60,8 @@ class PlotResult:
     def problem(self) -> str:
         """Why the result is not ok, naming the log ("" when it is)."""
         if self.failed:
-            return f"{len(self.failed)} plot(s) failed ({', '.join(name for name, _ in self.failed)}); see {self.log_file}"
+            return (f"{len(self.failed)} plot(s) or run(s) failed ({listed([name for name, _ in self.failed], ', ')}); "
+                    f"see {self.log_file}")
         if not self.written:
             return f"no plot had data to draw; see {self.log_file}"
         return ""
