@@ -34,6 +34,7 @@ def modes(*roots: Path) -> Dict[Tuple[str, int], List[str]]:
 
 def assert_private(*roots: Path, expected: Set[Tuple[str, int]] = PRIVATE) -> None:
     """Everything under `roots` has the modes `expected`; none is open to others."""
+    assert [root for root in roots if not root.is_dir()] == []
     found = modes(*roots)
     wrong = {kind_mode: paths[:3] for kind_mode, paths in found.items() if kind_mode not in expected}
     assert wrong == {}, "\n".join(f"{kind} {mode:04o}: {paths}" for (kind, mode), paths in wrong.items())
@@ -60,7 +61,7 @@ def test_perfprof_run_with_auto_plot_logs_and_its_run_report(workspace):
     (run_dir,) = (workspace.root / "out").glob("*_perfprof")
     assert (run_dir / "plots" / "perfprof_plot.log").is_file() and (run_dir / ".perfprof-plot-config.yaml").is_file()
     assert stat.S_IMODE((workspace.root / "run_report.json").stat().st_mode) == 0o640
-    assert_private(workspace.root / "out", workspace.home / ".perfprof")
+    assert_private(workspace.root / "out", workspace.root / "logs")  # logs/log: dynamic profiling's
 
 
 def test_perfprof_analyse(workspace):
