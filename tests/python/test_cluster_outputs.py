@@ -133,3 +133,12 @@ def test_the_runs_left_out_are_counted_on_the_terminal_and_listed_in_the_report(
     report = (copy / "cluster_analysis_output" / "cluster_report.md").read_text()
     assert sum(line.startswith("- left out ") for line in report.splitlines()) == BROKEN_RUNS
     assert "2 ranks (world size 2)" in report
+
+
+def test_the_ranks_missing_from_a_large_job_are_counted(workspace):
+    job = workspace.run("job", RANK="0", WORLD_SIZE="1000")
+    result = workspace.perfprof("cluster", str(job))
+    missing = ", ".join(str(rank) for rank in range(1, 21))
+    note = f"no run directory for ranks {missing}, … and 979 more of the world size 1000"
+    assert note in " ".join(result.stdout.split())
+    assert f"- {note}" in (job / "cluster_analysis_output" / "cluster_report.md").read_text()
