@@ -1,4 +1,4 @@
-"""Files and directories perfprof writes.
+"""Files and directories perfprof writes: every one of them, the ``perfprof`` commands' included.
 
 Each file goes to a temporary file beside its target, created exclusively under a random name
 (so a link planted at a name perfprof would use is never followed), then renamed into place (so
@@ -7,6 +7,12 @@ the C++ writers' too), so the files of a writer that was killed are recognised a
 (:func:`remove_stale_temporaries`). Files get mode 0640 and the directories perfprof makes 0750,
 whatever the umask; ``PERFPROF_FILE_MODE`` (octal, e.g. ``0644``) sets the file mode, the
 directories getting the same plus search where it can read.
+
+Which helper for which writer: :func:`replaced_whole` for a file written at once,
+:func:`replaced_at_start` for one read while it grows (a log), :func:`appended` for a file that
+collects lines over runs, :func:`written_by_library` for a file a library creates by its name
+(DuckDB, matplotlib: they would create it with the umask's mode), :func:`make_directory` and
+:func:`staging_directory` for folders.
 """
 from __future__ import annotations
 
@@ -14,9 +20,10 @@ import contextlib
 import errno
 import os
 import re
+import shutil
 import stat
 import tempfile
-from typing import IO, Any, Iterator, List
+from typing import IO, Any, Iterator, List, Optional
 
 from ._logging import warn_once
 
@@ -50,11 +57,13 @@ DIR_MODE = FILE_MODE | (FILE_MODE & 0o444) >> 2
 _TEMPORARY = re.compile(r"\.tmp(\d+)-[A-Za-z0-9_]{6,8}$")
 
 
-def make_directory(path: str) -> None:
+def make_directory(path: str, follow_link: bool = False) -> None:
     """Make `path` and its missing parents with DIR_MODE (directories already there are left as
-    they are). Raises ``OSError`` as ``os.makedirs`` does."""
+    they are). A link at `path` is refused (``OSError``: a link planted where perfprof writes would
+    send its files elsewhere) unless `follow_link`, for a folder the user named (a command's
+    ``-o``). Raises ``OSError`` as ``os.makedirs`` does."""
     missing: List[str] = []
-    if os.path.islink(path):  # a link planted where perfprof writes would send its files elsewhere
+    if os.path.islink(path) and not (follow_link and os.path.isdir(path)):
         raise OSError(errno.ELOOP, "a symbolic link, not followed", path)
     folder = os.path.abspath(path)
     while not os.path.lexists(folder):
@@ -79,9 +88,9 @@ def new_directory(path: str) -> None:
 
 
 def remove_stale_temporaries(folder: str) -> int:
-    """Remove the temporary files in `folder` whose writer is no longer running (killed while
-    writing: SIGKILL, out of memory); returns how many. Files of live processes, links, and
-    files of other users are left alone."""
+    """Remove the temporary files and folders in `folder` whose writer is no longer running
+    (killed while writing: SIGKILL, out of memory); returns how many. Those of live processes,
+    links, and those of other users are left alone."""
     removed = 0
     try:
         entries = list(os.scandir(folder))
@@ -93,8 +102,13 @@ def remove_stale_temporaries(folder: str) -> int:
             continue
         try:
             info = entry.stat(follow_symlinks=False)
-            if stat.S_ISREG(info.st_mode) and info.st_uid == os.getuid():
+            if info.st_uid != os.getuid():
+                continue
+            if stat.S_ISREG(info.st_mode):
                 os.remove(entry.path)
+                removed += 1
+            elif stat.S_ISDIR(info.st_mode):  # written_by_library's or staging_directory's
+                shutil.rmtree(entry.path)
                 removed += 1
         except OSError:
             pass
@@ -113,16 +127,22 @@ def _alive(pid: int) -> bool:
     return True
 
 
+def _temporary_prefix(path: str) -> str:
+    return f"{os.path.basename(path)}.tmp{os.getpid()}-"
+
+
 @contextlib.contextmanager
-def temporary_beside(path: str, mode: str = "w") -> Iterator["tuple[IO[Any], str]"]:
+def temporary_beside(path: str, mode: str = "w", newline: Optional[str] = None) -> Iterator["tuple[IO[Any], str]"]:
     """A new file open in `mode` beside `path` (``<name>.tmp<pid>-XXXXXX``), and its path;
-    removed when the block raises, and when it ends unless the block moved it away."""
+    removed when the block raises, and when it ends unless the block moved it away. Text is
+    UTF-8; `newline` as ``open()`` takes it (``""`` for the csv module)."""
     folder = os.path.dirname(os.path.abspath(path))
-    descriptor, temporary = tempfile.mkstemp(dir=folder, prefix=f"{os.path.basename(path)}.tmp{os.getpid()}-")
+    descriptor, temporary = tempfile.mkstemp(dir=folder, prefix=_temporary_prefix(path))
     try:
         os.fchmod(descriptor, FILE_MODE)
-        encoding = None if "b" in mode else "utf-8"
-        with os.fdopen(descriptor, mode, encoding=encoding) as file:
+        binary = "b" in mode
+        with os.fdopen(descriptor, mode, encoding=None if binary else "utf-8",
+                       newline=None if binary else newline) as file:
             yield file, temporary
     finally:
         with contextlib.suppress(FileNotFoundError):
@@ -130,13 +150,68 @@ def temporary_beside(path: str, mode: str = "w") -> Iterator["tuple[IO[Any], str
 
 
 @contextlib.contextmanager
-def replaced_whole(path: str, mode: str = "w") -> Iterator[IO[Any]]:
+def replaced_whole(path: str, mode: str = "w", newline: Optional[str] = None) -> Iterator[IO[Any]]:
     """A file to write `path`'s new content into: it replaces `path` once the block ends, and is
     removed if the block raises (`path` is then left as it was)."""
-    with temporary_beside(path, mode) as (file, temporary):
+    with temporary_beside(path, mode, newline) as (file, temporary):
         yield file
         file.close()
         os.replace(temporary, path)
+
+
+@contextlib.contextmanager
+def replaced_at_start(path: str, mode: str = "w") -> Iterator[IO[Any]]:
+    """A new, empty file at `path` (replacing what was there) to write into while it is read: a
+    log, which shows its lines as they come, and keeps them when its writer dies midway."""
+    with temporary_beside(path, mode) as (file, temporary):
+        os.replace(temporary, path)
+        yield file
+
+
+@contextlib.contextmanager
+def appended(path: str) -> Iterator[IO[str]]:
+    """The text file `path` open for appending; created with FILE_MODE when missing (a file
+    already there keeps its mode: it may be the user's). A link at `path` is not followed
+    (``OSError``)."""
+    flags = os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        descriptor = os.open(path, flags | os.O_CREAT | os.O_EXCL, FILE_MODE)
+        os.fchmod(descriptor, FILE_MODE)  # os.open's mode passes through the umask
+    except FileExistsError:
+        descriptor = os.open(path, flags)
+    with os.fdopen(descriptor, "a", encoding="utf-8") as file:
+        yield file
+
+
+@contextlib.contextmanager
+def written_by_library(path: str) -> Iterator[str]:
+    """The path to give a library that creates a file by its name (DuckDB's database and COPY,
+    matplotlib's savefig, which create it with the umask's mode): `path`'s name, in a private
+    folder beside it (``<name>.tmp<pid>-XXXXXXXX``, 0700: nothing there can be read or planted
+    meanwhile). When the block ends the file gets FILE_MODE and replaces `path`; the folder goes,
+    with what else the library left there (DuckDB's write-ahead log and spill files), whether
+    the block ends or raises (`path` is then left as it was)."""
+    private = tempfile.mkdtemp(dir=os.path.dirname(os.path.abspath(path)), prefix=_temporary_prefix(path))
+    try:
+        written = os.path.join(private, os.path.basename(path))
+        yield written
+        os.chmod(written, FILE_MODE)
+        os.replace(written, path)
+    finally:
+        shutil.rmtree(private, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def staging_directory(path: str) -> Iterator[str]:
+    """A new folder beside `path` (``<name>.tmp<pid>-XXXXXXXX``, DIR_MODE) to write a set of
+    outputs into before they take `path`'s place (the block moves them); removed with whatever
+    is left in it when the block ends or raises."""
+    staging = tempfile.mkdtemp(dir=os.path.dirname(os.path.abspath(path)), prefix=_temporary_prefix(path))
+    try:
+        os.chmod(staging, DIR_MODE)
+        yield staging
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
 
 
 def create_once(path: str, text: str) -> bool:

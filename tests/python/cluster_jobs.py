@@ -204,13 +204,10 @@ def reduce_tables(folder: Path, tables: Dict[str, List[Row]]):
         files[table.name] = [str(folder / "ranks" / f"{table.name}.parquet")]
         write_parquet(table, tables.get(table.name, []), files[table.name][0])
     runs = sorted({str(row[1]) for row in tables["run"]})
-    connection = _reduce.open_database(str(folder))
-    try:
+    with _reduce.new_database(str(folder)) as connection:
         _reduce.load_tables(connection, files, runs)
         _reduce.check_steps_are_unique(connection)
         _reduce.derive_tables(connection)
         _reduce.write_files(connection, str(folder))
         slow = _slow_rank.detect(connection)
         return slow, _report.report(connection, str(folder), slow, [])
-    finally:
-        connection.close()

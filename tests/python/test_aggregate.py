@@ -406,6 +406,26 @@ def test_a_binary_file_is_named_with_its_line(tmp_path):
     assert len(result.stderr.strip().splitlines()) == 1
 
 
+def test_a_line_with_a_huge_value_is_named_in_one_short_line(tmp_path):
+    path = tmp_path / "results.jsonl"
+    record = run("w.py", C1, T1, [100]).to_json().replace('"PASS"', '"' + "X" * 100_000 + '"')
+    path.write_text(record + "\n")
+    result = invoke(str(path))
+    assert result.exit_code == 1
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith(f"Error: {path}:1: not a sweep result: 'status' must be one of ")
+    error = "'status' must be one of PASS, FAIL, TIMEOUT, SKIP, got '" + "X" * 100_000 + "'"
+    assert line.endswith(f"… ({len(error):,} characters)") and len(line) < 400 + len(str(path))
+
+
+def test_a_baseline_among_many_series_names_the_first_few(tmp_path):
+    records = [run("w.py", {"bs": str(size)}, T1, [100]) for size in range(100)]
+    result = invoke(write(tmp_path, records), "--baseline", "bs=1000")
+    assert result.exit_code == 2
+    message = " ".join(result.stderr.split())
+    assert "the series are: bs=0, bs=1, bs=10, bs=11, bs=12, … and 95 more" in message
+
+
 def test_no_pass_record_is_an_error(tmp_path):
     result = invoke(write(tmp_path, [run("w.py", C1, T1, [], status=FAIL)]))
     assert result.exit_code == 1

@@ -136,3 +136,16 @@ def test_point_to_point_traffic_makes_the_matrix_and_stays_out_of_the_collective
         {"src": 0, "dst": 1, "op": "send", "count": 2, "bytes": 16000, "time_ns": 4 * MS, "bandwidth_gb_s": 0.004},
         {"src": 1, "dst": 0, "op": "send", "count": 1, "bytes": None, "time_ns": 1 * MS, "bandwidth_gb_s": None}]
     assert json.loads((tmp_path / "cluster_communication.json").read_text())["collectives"] == {}
+
+
+def test_a_rank_profiled_many_times_is_refused_naming_five_of_its_runs(tmp_path):
+    from perfprof.cluster import ClusterError
+
+    runs = [f"run{index:02d}" for index in range(30)]
+    steps = [[0, run, *step_row(0, 1, 50 * MS, 0, 50 * MS)[2:]] for run in runs]
+    tables = {"run": [[0, run, 1, "gloo", "host", 1, 0] for run in runs], "steps": steps, "communication": []}
+    with pytest.raises(ClusterError) as refused:
+        reduce_tables(tmp_path, tables)
+    assert str(refused.value) == ("rank 0 has step 1 in 30 run directories (run00, run01, run02, run03, run04, "
+                                  "… and 25 more): they come from different runs of the job; give perfprof cluster "
+                                  "a folder that holds one run of the job")

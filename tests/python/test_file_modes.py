@@ -10,6 +10,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from child_process import child_env, perfprof_lines
 
 # Writes one cycle's run directory under argv[1], its capture kept, with the umask 0 (most permissive).
@@ -112,3 +114,58 @@ def test_an_export_killed_while_writing_leaves_a_temporary_file_the_next_handler
     assert len(leftovers) == 1
     write_run(out)  # the next run's handler
     assert not leftovers[0].exists()
+
+
+def test_the_writers_of_library_files_logs_and_appended_lines_give_the_mode_whatever_the_umask(tmp_path):
+    from perfprof._files import appended, replaced_at_start, written_by_library
+
+    previous = os.umask(0)  # the most permissive: only perfprof's own mode can make these 0640
+    try:
+        with written_by_library(str(tmp_path / "table.csv")) as written:
+            with open(written, "w") as file:  # as DuckDB or matplotlib create their files
+                file.write("a\n")
+            assert os.path.dirname(written) != str(tmp_path)  # written privately first
+        with replaced_at_start(str(tmp_path / "job.log")) as log:
+            log.write("started\n")
+            log.flush()
+            assert (tmp_path / "job.log").read_text() == "started\n"  # readable while written
+        with appended(str(tmp_path / "results.jsonl")) as lines:
+            lines.write("{}\n")
+    finally:
+        os.umask(previous)
+    assert modes(tmp_path) == {("dir", stat.S_IMODE(tmp_path.stat().st_mode)), ("file", 0o640)}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["job.log", "results.jsonl", "table.csv"]
+
+
+def test_a_library_file_that_fails_leaves_the_earlier_file_and_nothing_else(tmp_path):
+    from perfprof._files import written_by_library
+
+    target = tmp_path / "cluster_analysis.duckdb"
+    target.write_text("the earlier analysis")
+    try:
+        with written_by_library(str(target)) as written:
+            Path(written).write_text("half")
+            Path(f"{written}.wal").write_text("its log")
+            raise RuntimeError("the query failed")
+    except RuntimeError:
+        pass
+    assert [p.name for p in tmp_path.iterdir()] == ["cluster_analysis.duckdb"]
+    assert target.read_text() == "the earlier analysis"
+
+
+def test_appending_keeps_the_mode_of_a_file_already_there_and_never_follows_a_link(tmp_path):
+    from perfprof._files import appended
+
+    users = tmp_path / "results.jsonl"
+    users.write_text("{}\n")
+    os.chmod(users, 0o664)  # the user's choice
+    with appended(str(users)) as lines:
+        lines.write("{}\n")
+    assert users.read_text() == "{}\n{}\n" and stat.S_IMODE(users.stat().st_mode) == 0o664
+    victim = tmp_path / "victim"
+    victim.write_text("not perfprof's\n")
+    (tmp_path / "planted.jsonl").symlink_to(victim)
+    with pytest.raises(OSError):
+        with appended(str(tmp_path / "planted.jsonl")) as lines:
+            lines.write("{}\n")
+    assert victim.read_text() == "not perfprof's\n"

@@ -505,6 +505,22 @@ def test_perfprof_plot_on_a_locked_database_fails_that_run_in_one_line(tmp_path)
     assert f"failed {run_dir}: not a readable perfprof database: database is locked" in result.stderr
 
 
+def test_perfprof_plot_of_many_unreadable_runs_fails_in_a_few_lines(tmp_path):
+    runs = [make_run(tmp_path / "result", f"r{index:03d}") for index in range(60)]
+    for run in runs:
+        (run / "PERFPROF_OUTPUT" / "perfprof.db").write_bytes(b"not a database")
+    result = perfprof_cli("plot", "result", cwd=tmp_path)
+    assert result.returncode == 1
+    log = tmp_path / "result" / "plots" / "perfprof_plot.log"
+    first = [str(run) for run in runs[:5]]
+    lines = " ".join(result.stderr.split())  # the terminal wraps long lines
+    assert lines == " ".join(
+        [f"failed {run}: not a readable perfprof database: file is not a database" for run in first]
+        + [f"failed … and 55 more: {log} lists every one",
+           f"perfprof plot: 60 plot(s) or run(s) failed ({', '.join(first)}, … and 55 more); see {log}"])
+    assert log.read_text().count("failed run ") == 60
+
+
 def test_perfprof_plot_with_a_bad_config_names_the_key(tmp_path):
     make_run(tmp_path, "a")
     (tmp_path / "cfg.yaml").write_text("top_m: 3\n")

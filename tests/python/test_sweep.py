@@ -143,6 +143,19 @@ def test_a_configuration_that_raises_is_recorded_fail_and_the_sweep_goes_on(tmp_
     assert "1 FAIL" in result.stderr
 
 
+def test_a_failed_runs_long_output_is_cut_in_its_record_and_kept_whole_in_its_log(tmp_path):
+    (tmp_path / "noisy.py").write_text("import sys\nprint('x' * 100_000)\nsys.exit(3)\n")
+    result = perfprof("sweep", "-o", "out", "noisy.py", cwd=tmp_path)
+    assert result.returncode == 1
+    (failed,) = read_results([str(tmp_path / "out" / "results.jsonl")])
+    # The line cut to 300 characters: its first 278, then what says how long it was.
+    assert failed.error == "exit code 3:\n" + "x" * 278 + "… (100,000 characters)"
+    (log,) = (tmp_path / "out" / "logs").iterdir()
+    assert "x" * 100_000 + "\n" in log.read_text()
+    assert f"FAIL (no grid) #1: {'x' * 278}… (100,000 characters)" in " ".join(result.stderr.split())
+    assert len(result.stderr) < 1_000
+
+
 def test_timeout_kills_the_run_and_exit_77_skips_it(tmp_path):
     (tmp_path / "slow.py").write_text(textwrap.dedent("""
         import os, subprocess, sys, time

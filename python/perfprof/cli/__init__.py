@@ -237,8 +237,10 @@ def _write_run_report(path: str, report: dict) -> None:
     """Write `report` as JSON to `path`; a failure is one line on stderr (the run itself is done)."""
     import json
 
+    from .._files import replaced_whole
+
     try:
-        with open(path, "w", encoding="utf-8") as file:
+        with replaced_whole(path) as file:
             json.dump(report, file)
     except OSError as error:
         click.echo(f"perfprof: cannot write the run report {path}: {error}", err=True)

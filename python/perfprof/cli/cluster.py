@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Iterator, Optional
 
 import click
 
+from .._messages import ELLIPSIS, LISTED_ITEMS, one_line
 from ..cluster import MODES
 from . import EXIT_FAILED, EXIT_OK
 
@@ -60,14 +61,17 @@ def cluster(directory: str, output_dir: Optional[str], mode: str, scheduler: Opt
             result = analyse_cluster(directory, output_dir, mode, scheduler, jobs, merge_trace, progress)
     except (ClusterError, NoRunError, MissingDependencyError) as error:
         raise click.ClickException(str(error)) from None
+    except OSError as error:  # the outputs could not be written (a full disk, a folder not ours)
+        raise click.ClickException(f"cannot write the outputs: {one_line(str(error))}") from None
     _print_result(result)
     sys.exit(EXIT_FAILED if any(run.error for run in result.runs) else EXIT_OK)
 
 
 @contextlib.contextmanager
 def _progress(console: "Console") -> Iterator["ClusterProgress"]:
-    """A progress bar over the ranks' run directories, then the stage being done; failures and
-    databases built from captures printed as they happen."""
+    """A progress bar over the ranks' run directories, then the stage being done; databases built
+    from captures, and the first failures, printed as they happen (the rest are counted at the
+    end: a job of thousands of ranks would fill the terminal)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from ..cluster import Progress as ClusterProgress
@@ -75,11 +79,18 @@ def _progress(console: "Console") -> Iterator["ClusterProgress"]:
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=console, transient=True) as bars:
         task = bars.add_task("summarising the ranks' runs", total=None)
+        failures = 0
 
         def on_run(summary: "RunSummary") -> None:
+            nonlocal failures
             bars.advance(task)
             if summary.error:
-                console.print(f"[red]failed[/red] {summary.run_dir}: {summary.error}", highlight=False, soft_wrap=True)
+                failures += 1
+                if failures <= LISTED_ITEMS:
+                    console.print(f"[red]failed[/red] {summary.run_dir}: {summary.error}", highlight=False,
+                                  soft_wrap=True)
+                elif failures == LISTED_ITEMS + 1:
+                    console.print("[red]failed[/red] more run directories: counted at the end", highlight=False)
             elif summary.built:
                 console.print(summary.built, highlight=False, soft_wrap=True)
 
@@ -95,7 +106,10 @@ def _print_result(result: "ClusterResult") -> None:
 
     out = report_console()
     count = len(result.ranks)
-    lines = [f"{count} rank{'s' if count != 1 else ''} analysed."] + [f"- {note}" for note in result.notes]
+    notes = [f"- {note}" for note in result.notes[:LISTED_ITEMS]]
+    if len(result.notes) > LISTED_ITEMS:
+        notes.append(f"- {ELLIPSIS} and {len(result.notes) - LISTED_ITEMS:,} more: cluster_report.md lists every one")
+    lines = [f"{count} rank{'s' if count != 1 else ''} analysed."] + notes
     out.print(Markdown("\n".join(lines + [""] + slow_rank_lines(result.slow_ranks))))
     out.print(f"Written to {result.output_dir}: " + ", ".join(os.path.basename(path) for path in result.files),
               highlight=False, soft_wrap=True)

@@ -6,6 +6,7 @@ from typing import List, Optional
 
 import click
 
+from .._messages import ELLIPSIS, LISTED_ITEMS, one_line
 from ..plots._style import THEMES
 from . import EXIT_FAILED, EXIT_OK
 
@@ -50,8 +51,11 @@ def plot(paths: List[str], output: Optional[str], theme: Optional[str], config_f
         console.print(f"[green]wrote[/green] {path}", highlight=False, soft_wrap=True)
     for name, reason in result.skipped:
         console.print(f"[yellow]skipped[/yellow] {name}: {reason}", highlight=False, soft_wrap=True)
-    for name, problem in result.failed:
-        console.print(f"[red]failed[/red] {name}: {problem}", highlight=False, soft_wrap=True)
+    for name, problem in result.failed[:LISTED_ITEMS]:
+        console.print(f"[red]failed[/red] {name}: {one_line(problem)}", highlight=False, soft_wrap=True)
+    if len(result.failed) > LISTED_ITEMS:
+        console.print(f"[red]failed[/red] {ELLIPSIS} and {len(result.failed) - LISTED_ITEMS:,} more: "
+                      f"{result.log_file} lists every one", highlight=False, soft_wrap=True)
     if not result.ok:
         console.print(f"perfprof plot: {result.problem()}", highlight=False, soft_wrap=True)
     sys.exit(EXIT_OK if result.ok else EXIT_FAILED)

@@ -7,14 +7,21 @@ step; ``_reduce``): ``cluster_step_trace_time.csv``, ``cluster_communication.jso
 ``cluster_communication_matrix.json``, all of it in ``cluster_analysis.duckdb``, the slow ranks
 (``_slow_rank``) in ``cluster_report.md``, and optionally one merged trace. docs/cluster.md
 describes every output.
+
+Everything is written into a folder beside the output folder, and takes the place of an earlier
+analysis's outputs only once all of it is written: an analysis that fails leaves no part of
+itself, and the earlier one as it was.
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional
 
+from .._files import make_directory, new_directory, remove_stale_temporaries, replaced_whole, staging_directory
+from .._messages import listed
 from ._execute import MODES, MissingDependencyError, default_jobs, map_runs
 from ._map import RunSummary
 from ._reduce import ClusterError
@@ -75,8 +82,9 @@ def analyse_cluster(directory: "os.PathLike[str] | str", output_dir: "os.PathLik
     A run without a database gets one built from its capture or its Chrome trace. Runs that cannot be read are left
     out and named in the result's notes and the report. Raises :class:`ClusterError` when nothing
     can be analysed or the runs are not one job's, ``FileNotFoundError`` when `directory` holds
-    no run directory, ``ValueError`` for a bad argument and :class:`MissingDependencyError` when
-    DuckDB (or Dask, for ``mode="dask"``) is not installed.
+    no run directory, ``ValueError`` for a bad argument, ``OSError`` when the outputs cannot be
+    written and :class:`MissingDependencyError` when DuckDB (or Dask, for ``mode="dask"``) is not
+    installed. Whatever it raises, `output_dir` is left as it was.
     """
     if mode not in MODES:
         raise ValueError(f"mode: expected one of {', '.join(MODES)}, got {mode!r}")
@@ -92,21 +100,28 @@ def analyse_cluster(directory: "os.PathLike[str] | str", output_dir: "os.PathLik
     progress = progress or Progress()
     run_dirs = [run for run in find_runs(directory) if not _inside(run, output)]
     progress.on_runs(len(run_dirs))
-    parquet_dir = os.path.join(output, _PARQUET_DIR)
-    _remove_outputs(output)
-    os.makedirs(parquet_dir)
-    runs = []
-    for summary in map_runs(run_dirs, parquet_dir, mode, jobs or default_jobs(), scheduler):
-        progress.on_run(summary)
-        runs.append(summary)
-    runs.sort(key=lambda summary: summary.run_dir)
-    analysed, notes = _usable_runs(runs)
-    progress.on_stage("joining the ranks in DuckDB")
-    result = _join_ranks(directory, output, parquet_dir, analysed, runs, notes)
-    if merge_trace:
-        progress.on_stage("writing the merged trace")
-        result.files.append(_merge_traces(analysed, output, result.notes))
-    return result
+    if os.path.lexists(output) and not os.path.isdir(output):
+        raise NotADirectoryError(f"the output folder {output} is a file")
+    parent = os.path.dirname(os.path.abspath(output))
+    make_directory(parent, follow_link=True)
+    remove_stale_temporaries(parent)  # what analyses killed while writing left beside it
+    with staging_directory(output) as staging:
+        parquet_dir = os.path.join(staging, _PARQUET_DIR)
+        new_directory(parquet_dir)
+        runs = []
+        for summary in map_runs(run_dirs, parquet_dir, mode, jobs or default_jobs(), scheduler):
+            progress.on_run(summary)
+            runs.append(summary)
+        runs.sort(key=lambda summary: summary.run_dir)
+        analysed, notes = _usable_runs(runs)
+        progress.on_stage("joining the ranks in DuckDB")
+        result = _join_ranks(directory, staging, parquet_dir, analysed, runs, notes)
+        if merge_trace:
+            progress.on_stage("writing the merged trace")
+            result.files.append(_merge_traces(analysed, staging, result.notes))
+        _install(staging, output)
+    return dataclasses.replace(result, output_dir=output,
+                               files=[os.path.join(output, os.path.relpath(path, staging)) for path in result.files])
 
 
 def _require(module: str, name: str) -> None:
@@ -119,6 +134,17 @@ def _require(module: str, name: str) -> None:
 def _inside(path: str, folder: str) -> bool:
     path, folder = os.path.realpath(path), os.path.realpath(folder)
     return os.path.commonpath([path, folder]) == folder
+
+
+def _install(staging: str, output: str) -> None:
+    """Put the outputs written into `staging` in `output`: the folder itself when there is none;
+    else, in place of an earlier analysis's outputs (anything else there is left alone)."""
+    if not os.path.lexists(output):
+        os.rename(staging, output)
+        return
+    _remove_outputs(output)
+    for name in os.listdir(staging):
+        os.replace(os.path.join(staging, name), os.path.join(output, name))
 
 
 def _remove_outputs(output: str) -> None:
@@ -141,35 +167,35 @@ def _usable_runs(runs: List[RunSummary]) -> "tuple[List[RunSummary], List[str]]"
               "the profiler stopped before a step ended: a tail is no step)" for summary in read if summary.steps == 0]
     analysed = [summary for summary in read if summary.steps > 0]
     if not analysed:
-        raise ClusterError("no run directory with recorded steps could be read: " + "; ".join(notes))
+        raise ClusterError(f"no run directory with recorded steps could be read ({len(runs):,} found): "
+                           + listed(notes))
     sizes: Dict[int, List[str]] = {}
     for summary in analysed:
         sizes.setdefault(summary.world_size, []).append(summary.run_dir)
     if len(sizes) > 1:
         raise ClusterError("the run directories come from jobs of different world sizes ("
-                           + "; ".join(f"{size}: {runs[0]}" + (f" and {len(runs) - 1} more" if len(runs) > 1 else "")
-                                       for size, runs in sorted(sizes.items()))
+                           + listed([f"{size}: {runs[0]}" + (f" and {len(runs) - 1:,} more" if len(runs) > 1 else "")
+                                     for size, runs in sorted(sizes.items())])
                            + "): give perfprof cluster the folder of one job")
     (world_size,) = sizes
     missing = sorted(set(range(world_size)) - {summary.rank for summary in analysed})
     if missing:
         notes.append(f"no run directory for rank{'s' if len(missing) > 1 else ''} "
-                     f"{', '.join(map(str, missing))} of the world size {world_size}")
+                     f"{listed([str(rank) for rank in missing], ', ', 20)} of the world size {world_size}")
     return analysed, notes
 
 
 def _join_ranks(directory: str, output: str, parquet_dir: str, analysed: List[RunSummary], runs: List[RunSummary],
             notes: List[str]) -> ClusterResult:
     from ._map import parquet_files
-    from ._reduce import DATABASE_FILE, check_steps_are_unique, derive_tables, load_tables, open_database, \
+    from ._reduce import DATABASE_FILE, check_steps_are_unique, derive_tables, load_tables, new_database, \
         write_files
     from ._report import REPORT_FILE, report
     from ._slow_rank import detect
     from ._tables import RANK_TABLES
 
     kept = {summary.run_dir for summary in analysed}
-    connection = open_database(output)
-    try:
+    with new_database(output) as connection:
         files = {table.name: parquet_files(parquet_dir, table) for table in RANK_TABLES}
         load_tables(connection, files, sorted(kept))
         check_steps_are_unique(connection)
@@ -177,11 +203,8 @@ def _join_ranks(directory: str, output: str, parquet_dir: str, analysed: List[Ru
         written = write_files(connection, output)
         slow = detect(connection)
         text = report(connection, directory, slow, notes)
-    finally:
-        connection.close()
-        shutil.rmtree(os.path.join(output, ".duckdb_spill"), ignore_errors=True)
     report_path = os.path.join(output, REPORT_FILE)
-    with open(report_path, "w", encoding="utf-8") as file:
+    with replaced_whole(report_path) as file:
         file.write(text)
     ranks = sorted({summary.rank for summary in analysed if summary.rank is not None})
     return ClusterResult(output, ranks, runs, slow, text,

@@ -12,6 +12,8 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Any, Iterable, List, Optional, Sequence
 
+from .._files import make_directory, written_by_library
+from .._messages import one_line
 from ..analysis._sql import sql_file_text
 from ._tables import RANK_TABLES, RankTable
 
@@ -52,7 +54,7 @@ def summarize_run(run_dir: str, index: int, parquet_dir: str) -> RunSummary:
     except (OSError, ValueError, sqlite3.Error, duckdb.Error) as error:
         for table in RANK_TABLES:  # no part of a run that failed halfway
             _remove(_parquet_path(parquet_dir, table, index))
-        return RunSummary(run_dir, built="; ".join(built), error=str(error))
+        return RunSummary(run_dir, built="; ".join(built), error=one_line(str(error)))
 
 
 def _write_tables(connection: sqlite3.Connection, run_dir: str, index: int, parquet_dir: str,
@@ -75,13 +77,13 @@ def _write_tables(connection: sqlite3.Connection, run_dir: str, index: int, parq
 
 def write_parquet(table: RankTable, rows: Iterable[Sequence[Any]], path: str) -> None:
     """Write `rows` (values in the order of `table`'s columns) to the Parquet file `path`,
-    through a CSV file beside it that DuckDB reads with the columns' types (DuckDB takes rows
-    from Python one at a time, a hundred times slower)."""
+    through a CSV file that DuckDB reads with the columns' types (DuckDB takes rows from Python
+    one at a time, a hundred times slower); both are written privately beside `path`."""
     import duckdb
 
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    staging = f"{path}.csv"
-    try:
+    make_directory(os.path.dirname(path))
+    with written_by_library(path) as written:
+        staging = f"{written}.csv"
         with open(staging, "w", newline="", encoding="utf-8") as file:
             writer = csv.writer(file)
             writer.writerows([_NULL if value is None else value for value in values] for values in rows)
@@ -91,11 +93,9 @@ def write_parquet(table: RankTable, rows: Iterable[Sequence[Any]], path: str) ->
             connection.execute(
                 f"COPY (SELECT * FROM read_csv(?, auto_detect = false, header = false, delim = ',', quote = '\"', "
                 f"escape = '\"', nullstr = '{_NULL}', columns = {{{types}}})) "
-                "TO '" + path.replace("'", "''") + "' (FORMAT parquet)", [staging])
+                "TO '" + written.replace("'", "''") + "' (FORMAT parquet)", [staging])
         finally:
             connection.close()
-    finally:
-        _remove(staging)
 
 
 def _parquet_path(parquet_dir: str, table: RankTable, index: int) -> str:

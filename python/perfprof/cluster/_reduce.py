@@ -7,11 +7,13 @@ limit), so the memory this takes does not grow with the number of ranks.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
-from typing import TYPE_CHECKING, Any, Dict, List, Sequence
+from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Sequence
 
-from .._files import replaced_whole
+from .._files import replaced_whole, written_by_library
+from .._messages import listed
 from ..analysis._sql import sql_file_text
 from ._map import SQL_DIR
 from ._tables import RANK_TABLES, RankTable
@@ -33,13 +35,20 @@ class ClusterError(ValueError):
     """The run directories do not make one cluster analysis (with what to do instead)."""
 
 
-def open_database(output_dir: str) -> "duckdb.DuckDBPyConnection":
-    """A new ``cluster_analysis.duckdb`` in `output_dir` (where none is)."""
+@contextlib.contextmanager
+def new_database(output_dir: str) -> Iterator["duckdb.DuckDBPyConnection"]:
+    """A connection to a new ``cluster_analysis.duckdb``, which replaces the one in `output_dir`
+    when the block ends (and is dropped if it raises). DuckDB writes it, its write-ahead log and
+    its spill files in a private folder beside it, which goes with them."""
     import duckdb
 
-    path = os.path.join(output_dir, DATABASE_FILE)
-    spill = os.path.join(output_dir, ".duckdb_spill")
-    return duckdb.connect(path, config={"memory_limit": MEMORY_LIMIT, "temp_directory": spill})
+    with written_by_library(os.path.join(output_dir, DATABASE_FILE)) as path:
+        spill = os.path.join(os.path.dirname(path), "spill")
+        connection = duckdb.connect(path, config={"memory_limit": MEMORY_LIMIT, "temp_directory": spill})
+        try:
+            yield connection
+        finally:
+            connection.close()
 
 
 def load_tables(connection: "duckdb.DuckDBPyConnection", files: Dict[str, List[str]], runs: List[str]) -> None:
@@ -66,7 +75,7 @@ def check_steps_are_unique(connection: "duckdb.DuckDBPyConnection") -> None:
         ORDER BY rank, TRY_CAST(step AS BIGINT) LIMIT 1""").fetchone()
     if clash:
         rank, step, runs = clash
-        raise ClusterError(f"rank {rank} has step {step} in {len(runs)} run directories ({', '.join(runs)}): "
+        raise ClusterError(f"rank {rank} has step {step} in {len(runs)} run directories ({listed(runs, ', ')}): "
                            "they come from different runs of the job; give perfprof cluster a folder that "
                            "holds one run of the job")
 
@@ -85,7 +94,8 @@ def write_files(connection: "duckdb.DuckDBPyConnection", output_dir: str) -> Lis
     """Write cluster_step_trace_time.csv, cluster_communication.json and
     cluster_communication_matrix.json into `output_dir`; returns their paths."""
     step_trace = os.path.join(output_dir, STEP_TRACE_FILE)
-    connection.execute(f"COPY cluster_step_trace_time TO '{_sql_path(step_trace)}' (HEADER)")
+    with written_by_library(step_trace) as written:
+        connection.execute(f"COPY cluster_step_trace_time TO '{_sql_path(written)}' (HEADER)")
     communication = os.path.join(output_dir, COMMUNICATION_FILE)
     _write_json(communication, _communication_document(connection))
     matrix = os.path.join(output_dir, MATRIX_FILE)

@@ -15,6 +15,8 @@ from collections import defaultdict
 from datetime import datetime, timezone
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
+from .._files import make_directory, replaced_whole
+from .._messages import listed
 from ._results import PASS, RunRecord, config_text
 
 #: ``--baseline``'s keywords; anything else is a CONFIG (NAME=VALUE[,NAME=VALUE]).
@@ -237,10 +239,10 @@ def _check_baseline(baseline: Baseline, records: Sequence[RunRecord], series: It
     for name in baseline.names:
         if name not in known:
             raise BaselineError(f"unknown grid name {name!r} in --baseline {baseline}; "
-                                f"the grid names are: {', '.join(known) or '(none)'}")
+                                f"the grid names are: {listed(known, ', ') or '(none)'}")
     wanted = config_text(dict(baseline.values))
     if wanted not in series:
-        raise BaselineError(f"no record has {wanted}; the series are: {', '.join(sorted(series))}")
+        raise BaselineError(f"no record has {wanted}; the series are: {listed(sorted(series), ', ')}")
     return wanted
 
 
@@ -496,7 +498,7 @@ def _cell(value: object) -> object:
 def write_csvs(aggregation: Aggregation, output_dir: str) -> List[str]:
     """Write metric_report.csv and speedups.csv into `output_dir` (created if need be), and
     verification.csv when runs were verified; their paths."""
-    os.makedirs(output_dir, exist_ok=True)
+    make_directory(output_dir, follow_link=True)
     files = [(METRIC_REPORT_FILE, metric_rows(aggregation.metrics)),
              (SPEEDUPS_FILE, _dataclass_rows(Speedup, aggregation.speedups))]
     if aggregation.verifications:
@@ -504,7 +506,7 @@ def write_csvs(aggregation: Aggregation, output_dir: str) -> List[str]:
     paths = []
     for name, rows in files:
         path = os.path.join(output_dir, name)
-        with open(path, "w", newline="", encoding="utf-8") as file:
+        with replaced_whole(path, newline="") as file:
             csv.writer(file).writerows(rows)
         paths.append(path)
     return paths

@@ -83,6 +83,7 @@ def draw_chart(chart: Chart, path: str, image_format: str = "png") -> None:
     """Draw `chart` with matplotlib into `path` as ``png`` or ``svg`` (the light plot theme)."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
+    from .._files import written_by_library
     from ..plots._style import DPI, new_figure, shorten, themed
 
     with themed("light"):
@@ -100,7 +101,8 @@ def draw_chart(chart: Chart, path: str, image_format: str = "png") -> None:
         if chart.lines:
             axes.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
         FigureCanvasAgg(figure)
-        figure.savefig(path, format=image_format, dpi=DPI)
+        with written_by_library(path) as written:
+            figure.savefig(written, format=image_format, dpi=DPI)
 
 
 def _draw_line(axes: Any, line: Line, label: str) -> None:

@@ -44,9 +44,12 @@ def record_output(name: str, value: Any) -> Optional[str]:
         return None
     import numpy
 
-    os.makedirs(folder, exist_ok=True)
+    from .._files import make_directory, replaced_whole
+
+    make_directory(folder, follow_link=True)
     path = os.path.join(folder, name + _SUFFIX)
-    numpy.save(path, _as_array(value), allow_pickle=False)
+    with replaced_whole(path, "wb") as file:
+        numpy.save(file, _as_array(value), allow_pickle=False)
     return path
 
 

@@ -10,6 +10,9 @@ import json
 import os
 from typing import Any, Dict, Iterable, List, Optional
 
+from .._files import appended, make_directory
+from .._messages import one_line
+
 #: The results file a sweep writes into its output directory.
 RESULTS_FILE = "results.jsonl"
 
@@ -103,15 +106,15 @@ def read_results(paths: Iterable[str]) -> List[RunRecord]:
                         raise ValueError("not a JSON object")
                     records.append(RunRecord.from_dict(data))
                 except ValueError as error:
-                    raise ValueError(f"{path}:{number}: not a sweep result: {error}") from None
+                    raise ValueError(f"{path}:{number}: not a sweep result: {one_line(str(error))}") from None
     return records
 
 
 def append_record(path: str, record: RunRecord) -> None:
     """Append `record` to the results file at `path` (created with its folder if need be), flushed
     to disk so that a sweep killed later keeps it."""
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    with open(path, "a", encoding="utf-8") as file:
+    make_directory(os.path.dirname(os.path.abspath(path)), follow_link=True)
+    with appended(path) as file:
         file.write(record.to_json() + "\n")
         file.flush()
         os.fsync(file.fileno())

@@ -7,6 +7,7 @@ its output log and a run report (``perfprof run --run-report``) under the sweep'
 """
 from __future__ import annotations
 
+import collections
 import dataclasses
 import datetime
 import json
@@ -19,6 +20,8 @@ import sys
 import time
 from typing import Any, Callable, Dict, List, Optional, Pattern, Sequence, Set, Tuple
 
+from .._files import make_directory, replaced_at_start
+from .._messages import cut
 from ._grid import Dimension, configurations, substituted
 from ._outputs import OUTPUTS_ENV
 from ._results import (FAIL, PASS, RESULTS_FILE, SKIP, TIMEOUT, RunRecord, append_record, config_text,
@@ -134,8 +137,8 @@ def run_job(plan: SweepPlan, job: Job, timestamp: str) -> RunRecord:
     runs_dir = os.path.join(plan.output_dir, "runs", run_name)
     log_path = os.path.join(plan.output_dir, "logs", f"{run_name}.log")
     report_path = os.path.join(runs_dir, "run_report.json")
-    os.makedirs(runs_dir, exist_ok=True)
-    os.makedirs(os.path.dirname(log_path), exist_ok=True)
+    make_directory(runs_dir)
+    make_directory(os.path.dirname(log_path))
     base = RunRecord(workload=plan.workload, config=job.config, timestamp=timestamp, repeat=job.repeat,
                      status=FAIL, warmup_steps=plan.warmup_steps, fingerprint=fingerprint)
     outputs_dir = os.path.abspath(os.path.join(runs_dir, OUTPUTS_FOLDER)) if plan.verify else None
@@ -178,7 +181,7 @@ def _run_child(command: Sequence[str], environment: Dict[str, str], log_path: st
                timeout_s: Optional[float]) -> Optional[int]:
     """Run `command` with its output in `log_path`; its exit code, or None when it ran past
     `timeout_s` and was killed with everything it started (its own process group)."""
-    with open(log_path, "w", encoding="utf-8") as log:
+    with replaced_at_start(log_path) as log:
         log.write(f"$ {shlex.join(command)}\n")
         log.flush()
         child = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=environment,
@@ -197,11 +200,11 @@ def _run_child(command: Sequence[str], environment: Dict[str, str], log_path: st
 
 def _last_lines(path: str, count: int) -> str:
     """The last `count` lines the script wrote (the log's command line and `perfprof run`'s own
-    "perfprof: ..." lines left out)."""
+    "perfprof: ..." lines left out), each cut to a readable length (the log keeps them whole)."""
     with open(path, encoding="utf-8", errors="replace") as file:
-        lines = [line.rstrip("\n") for number, line in enumerate(file)
-                 if number > 0 and line.strip() and not line.startswith("perfprof: ")]
-    return "\n".join(lines[-count:])
+        lines = collections.deque((line.rstrip("\n") for number, line in enumerate(file)
+                                   if number > 0 and line.strip() and not line.startswith("perfprof: ")), count)
+    return "\n".join(cut(line) for line in lines)
 
 
 def _measured(base: RunRecord, report_path: str, log_path: str, wall_s: float) -> RunRecord:

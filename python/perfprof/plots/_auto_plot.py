@@ -55,12 +55,13 @@ class AutoPlot:
 
 
 def _plot(run_dir: str, envelope: Optional[Envelope]) -> None:
+    from .._files import replaced_whole
     from ._config import RUN_CONFIG_FILE, run_config_text
     from ._engine import draw, prepare
 
     if envelope is not None:
         # The run keeps its plot configuration, so `perfprof plot RUN` later draws the same plots.
-        with open(os.path.join(run_dir, RUN_CONFIG_FILE), "w", encoding="utf-8") as file:
+        with replaced_whole(os.path.join(run_dir, RUN_CONFIG_FILE)) as file:
             file.write(run_config_text(envelope))
     result = draw(prepare([run_dir]))
     if not result.ok:

@@ -12,7 +12,7 @@ import difflib
 import os
 from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Tuple
 
-from .._files import create_once
+from .._files import create_once, make_directory
 from ._catalogue import MULTI_RUN_PLOTS, SINGLE_RUN_PLOTS
 from ._style import THEMES
 
@@ -145,7 +145,7 @@ def config_path_for(explicit: Optional[str], run_config_dir: str,
         return run_config
     user_config = os.path.expanduser(USER_CONFIG)
     try:
-        os.makedirs(os.path.dirname(user_config), exist_ok=True)
+        make_directory(os.path.dirname(user_config), follow_link=True)
         with open(DEFAULT_CONFIG, encoding="utf-8") as default:
             create_once(user_config, user_config_template(default.read()))
     except OSError as error:  # a read-only home must not stop the plots

@@ -13,6 +13,8 @@ import os
 import sqlite3
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
+from .._files import make_directory
+from .._messages import listed
 from ..analysis import RunDatabase, Table, open_run
 from ..analysis._run_labels import run_labels
 from ._catalogue import MULTI_RUN_PLOTS, SINGLE_RUN_PLOTS, Requirement
@@ -58,7 +60,8 @@ class PlotResult:
     def problem(self) -> str:
         """Why the result is not ok, naming the log ("" when it is)."""
         if self.failed:
-            return f"{len(self.failed)} plot(s) failed ({', '.join(name for name, _ in self.failed)}); see {self.log_file}"
+            return (f"{len(self.failed)} plot(s) or run(s) failed ({listed([name for name, _ in self.failed], ', ')}); "
+                    f"see {self.log_file}")
         if not self.written:
             return f"no plot had data to draw; see {self.log_file}"
         return ""
@@ -89,7 +92,7 @@ def draw(job: PlotJob, on_plot: Callable[[str], None] = lambda _: None,
     `on_plot` is called with each plot's name once it is done (progress); `on_build` with a
     line saying which run's database is being built first, from what (that takes a while).
     """
-    os.makedirs(job.output_dir, exist_ok=True)
+    make_directory(job.output_dir, follow_link=True)
     result = PlotResult(job.output_dir, os.path.join(job.output_dir, LOG_FILE))
     with PlotLog(result.log_file) as log, contextlib.ExitStack() as databases:
         _log_job(log, job)

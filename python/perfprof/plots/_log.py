@@ -5,8 +5,11 @@ and replaced by the next invocation, as the PNGs are: the log describes the fold
 """
 from __future__ import annotations
 
+import contextlib
 import datetime
 from typing import IO, Optional
+
+from .._files import replaced_at_start
 
 LOG_FILE = "perfprof_plot.log"
 
@@ -17,15 +20,15 @@ class PlotLog:
     def __init__(self, path: str) -> None:
         self.path = path
         self._file: Optional[IO[str]] = None
+        self._closing = contextlib.ExitStack()
 
     def __enter__(self) -> "PlotLog":
-        self._file = open(self.path, "w", encoding="utf-8")
+        self._file = self._closing.enter_context(replaced_at_start(self.path))
         self.line(f"perfprof plot, {datetime.datetime.now().isoformat(timespec='seconds')}")
         return self
 
     def __exit__(self, *exc_info: object) -> None:
-        if self._file is not None:
-            self._file.close()
+        self._closing.close()
 
     def line(self, text: str) -> None:
         """Append one line (flushed: the log is read while a job may still be running)."""

@@ -67,8 +67,11 @@ def save(figure: Any, path: str) -> None:
     """Write `figure` as a PNG at `path`."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
+    from .._files import written_by_library
+
     FigureCanvasAgg(figure)
-    figure.savefig(path, format="png", dpi=DPI)
+    with written_by_library(path) as written:
+        figure.savefig(written, format="png", dpi=DPI)
 
 
 def shorten(label: str, width: int = LABEL_WIDTH) -> str:
