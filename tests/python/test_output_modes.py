@@ -24,7 +24,7 @@ def modes(*roots: Path) -> Dict[Tuple[str, int], List[str]]:
     """Every path under `roots` (roots included), by (kind, mode)."""
     found: Dict[Tuple[str, int], List[str]] = {}
     for root in roots:
-        for folder, folders, files in os.walk(root):
+        for folder, _, files in os.walk(root):
             found.setdefault(("dir", stat.S_IMODE(os.lstat(folder).st_mode)), []).append(folder)
             for name in files:
                 path = os.path.join(folder, name)
