@@ -5,7 +5,8 @@ HolisticTraceAnalysis loading the same run's Chrome trace and running its analys
 
 The run is made on this machine through the CUPTI test double (tests/cupti_double; built on
 first use) and torch (CPU): PyTorch operators (40 custom ops, bench::op_0..39, called through
-the dispatcher as aten ops are) that each launch a kernel on one of two compute streams, with a memory copy every 16th operator and an NCCL kernel on a third stream every 64th,
+the dispatcher as aten ops are) that each launch a kernel on one of two compute streams, with
+a memory copy every 16th operator and an NCCL kernel on a third stream every 64th,
 a ProfilerStep every 20,000 operators. Events are the run's slices: an operator is three (its
 range, the runtime call, the kernel) and a copy or NCCL kernel adds two (call and activity),
 ~3.16 per operator, so --events 1000000 makes ~316k operators (the Chrome trace has more

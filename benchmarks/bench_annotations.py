@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import argparse
 import warnings
-from typing import Dict
+from typing import Callable, Dict
 
 from _timing import best_ns_per_iteration
 import perfprof
@@ -51,16 +51,20 @@ def measure(pairs: int, repeats: int) -> Dict[str, float]:
 
     results: Dict[str, float] = {}
     loop_cost = best_ns_per_iteration(empty_loop, pairs, repeats)
-    results["perfprof mstx pair, idle"] = best_ns_per_iteration(mstx_loop, pairs, repeats) - loop_cost
-    results["perfprof record_function, idle"] = best_ns_per_iteration(perfprof_record_function_loop, pairs, repeats) - loop_cost
+
+    def added_ns(loop: Callable[[int], None]) -> float:
+        return best_ns_per_iteration(loop, pairs, repeats) - loop_cost
+
+    results["perfprof mstx pair, idle"] = added_ns(mstx_loop)
+    results["perfprof record_function, idle"] = added_ns(perfprof_record_function_loop)
     config = perfprof.ExperimentalConfig(mstx=True)
     with perfprof.profile(activities=[perfprof.ProfilerActivity.CPU], experimental_config=config):
-        results["perfprof mstx pair"] = best_ns_per_iteration(mstx_loop, pairs, repeats) - loop_cost
-        results["perfprof record_function"] = best_ns_per_iteration(perfprof_record_function_loop, pairs, repeats) - loop_cost
+        results["perfprof mstx pair"] = added_ns(mstx_loop)
+        results["perfprof record_function"] = added_ns(perfprof_record_function_loop)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]):
-            results["torch record_function"] = best_ns_per_iteration(torch_record_function_loop, pairs, repeats) - loop_cost
+            results["torch record_function"] = added_ns(torch_record_function_loop)
     return results
 
 

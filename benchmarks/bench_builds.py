@@ -73,7 +73,9 @@ events = prof.trace.num_ranges * 2 + prof.trace.num_instants + prof.trace.num_co
 with tempfile.TemporaryDirectory() as out:
     best = float("inf")
     for _ in range(3):
-        start = time.perf_counter(); prof.export_chrome_trace(os.path.join(out, "t.json")); best = min(best, time.perf_counter() - start)
+        start = time.perf_counter()
+        prof.export_chrome_trace(os.path.join(out, "t.json"))
+        best = min(best, time.perf_counter() - start)
 print(json.dumps({"mstx range": mstx_ns, "record_function": record_function_ns, "export": events / best / 1e6}))
 """
 

@@ -57,7 +57,8 @@ def main() -> None:
     print(f"Python {sys.version.split()[0]} ({mechanism})")
     calls = calls_of(args.depth)
     plain, added = added_ns_per_call(lambda: fib(args.depth), calls, args.rounds)
-    print(f"  Python calls ({calls} per round): un-profiled {plain:.0f} ns/call, added by with_stack {added:.0f} ns/call")
+    print(f"  Python calls ({calls} per round): un-profiled {plain:.0f} ns/call, "
+          f"added by with_stack {added:.0f} ns/call")
     plain, added = added_ns_per_call(lambda: appends(calls), calls, args.rounds)
     print(f"  built-in calls ({calls} per round): un-profiled {plain:.0f} ns/call, added by with_stack "
           f"{added:.0f} ns/call")

@@ -100,7 +100,8 @@ def per_minute(samples: List[List[float]]) -> List[Dict]:
         if not inside:
             continue
         last_time, _, last_events = inside[-1]
-        rows.append({"minute": minute + 1, "events_per_s": (last_events - previous_events) / (last_time - previous_time),
+        rows.append({"minute": minute + 1,
+                     "events_per_s": (last_events - previous_events) / (last_time - previous_time),
                      "peak_rss_mib": max(s[1] for s in inside) / 2**20})
         previous_events, previous_time = last_events, last_time
     return rows

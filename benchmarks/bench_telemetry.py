@@ -88,7 +88,8 @@ def main() -> None:
     interval_ns = round(args.interval_ms * 1e6)
     results = {"perfprof": run(PERFPROF, args.seconds, interval_ns), "psutil": run(PSUTIL, args.seconds, interval_ns)}
     print(f"{args.seconds:g} s at {args.interval_ms:g} ms, host groups cpu, mem, disk, network")
-    print(f"{'sampler':<10} {'% of a core':>12} {'us/sample':>10} {'samples':>8} {'readings':>9} {'late':>5} {'stop ms':>8}")
+    print(f"{'sampler':<10} {'% of a core':>12} {'us/sample':>10} "
+          f"{'samples':>8} {'readings':>9} {'late':>5} {'stop ms':>8}")
     for name, r in results.items():
         print(f"{name:<10} {100 * r['cpu_s'] / r['wall_s']:>12.3f} {1e6 * r['cpu_s'] / r['samples']:>10.1f} "
               f"{r['samples']:>8} {r['readings']:>9} {r['late']:>5} {r['stop_ms']:>8.2f}")

@@ -102,7 +102,8 @@ def write_trace(path: str, operators: int) -> int:
         for step_start in range(0, operators, OPERATORS_PER_STEP):
             count = min(OPERATORS_PER_STEP, operators - step_start)
             ts0 = 1000.0 + step_start * 10.0
-            file.write(f',\n  {{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#{step_start // OPERATORS_PER_STEP}", '
+            file.write(f',\n  {{"ph": "X", "cat": "user_annotation", '
+                       f'"name": "ProfilerStep#{step_start // OPERATORS_PER_STEP}", '
                        f'"pid": {PID}, "tid": {TID}, "ts": {ts0:.3f}, "dur": {count * 10.0:.3f}, '
                        f'"args": {{"External id": 0, "Record function id": 0}}}}')
             entries += 1

@@ -7,8 +7,9 @@ saved: the run directory under --out holds the Chrome trace (open it in https://
 the run database (PERFPROF_OUTPUT/perfprof.db), the memory tables (memory_record.csv,
 operator_memory.csv), memory_timeline.html (memory by category over time), the plots drawn
 right after the run (plots/*.png, with matplotlib installed), profiler_info.json and
-profiler_metadata.json. `perfprof summary RUN_DIR` prints what the time and memory went to. Data loading runs in a worker
-thread, marked with mstx ranges; the training phases are record_function ranges.
+profiler_metadata.json. `perfprof summary RUN_DIR` prints what the time and memory went to.
+Data loading runs in a worker thread, marked with mstx ranges; the training phases are
+record_function ranges.
 
 The recorded steps are written to the run directory's capture as they end; with --keep-capture
 it stays there once the trace is written, and `perfprof analyse --keep-capture RUN_DIR` builds

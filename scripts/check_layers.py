@@ -54,7 +54,8 @@ def violations(csrc: str) -> List[str]:
                         continue
                     included = match.group(1)
                     if included not in ranks:
-                        problems.append(f"csrc/{folder}/{name}:{number}: includes csrc/{included}/, which is in no layer")
+                        problems.append(f"csrc/{folder}/{name}:{number}: includes csrc/{included}/, "
+                                        "which is in no layer")
                     elif ranks[included] >= ranks[folder]:
                         problems.append(f"csrc/{folder}/{name}:{number}: {folder}/ includes {included}/, "
                                         f"which is not in a lower layer")

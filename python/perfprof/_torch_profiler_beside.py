@@ -64,7 +64,8 @@ def install(hand_over: HandOver) -> None:
     # Only torch's own collection is prepared, and it is switched on with activities; the
     # observer states of emit_nvtx and emit_itt are switched on with none.
     autograd_profiler._prepare_profiler = after_perfprof_steps_aside(prepare, lambda args: True)
-    autograd_profiler._enable_profiler = after_perfprof_steps_aside(enable, lambda args: len(args) > 1 and bool(args[1]))
+    autograd_profiler._enable_profiler = after_perfprof_steps_aside(
+        enable, lambda args: len(args) > 1 and bool(args[1]))
     autograd_profiler._disable_profiler = disable_then_perfprof_resumes
 
     def on_stop_keeping_perfprofs_flag(*args: Any, **kwargs: Any) -> Any:

@@ -118,8 +118,8 @@ class FunctionEventAvg(_EventTimes):
     @classmethod
     def _first_of(cls, event: Any) -> "FunctionEventAvg":
         """An empty row of `event`'s key, taking what torch takes from a row's first event."""
-        return cls(key=event.key, input_shapes=event.input_shapes, stack=list(event.stack), device_type=event.device_type,
-                   **_no_totals(), is_async=event.is_async,
+        return cls(key=event.key, input_shapes=event.input_shapes, stack=list(event.stack),
+                   device_type=event.device_type, **_no_totals(), is_async=event.is_async,
                    is_user_annotation=event.is_user_annotation, nested=_is_nested(event))
 
     def __repr__(self) -> str:
@@ -394,7 +394,8 @@ def _write_text(function: str, path: "os.PathLike[str] | str", text: str) -> str
 def joined(lists: Sequence[EventList]) -> EventList:
     """The events (or rows) of several cycles' lists in one list, in cycle order; events are
     numbered on from one list to the next."""
-    together = EventList([item for items in lists for item in items], with_device=any(part._with_device for part in lists),
+    together = EventList([item for items in lists for item in items],
+                         with_device=any(part._with_device for part in lists),
                          with_flops=any(part._with_flops for part in lists), with_memory=lists[0]._with_memory)
     for number, item in enumerate(together):
         if isinstance(item, FunctionEvent):
@@ -424,7 +425,8 @@ def events_from_core(raw: Sequence[Dict[str, Any]], *, with_flops: bool, with_me
     """The EventList of the events `_core.Trace.function_events` returns (dicts, times in ns)."""
     events = [
         FunctionEvent(
-            id=index, name=row["name"], thread=row["tid"], time_range=Interval(row["begin_ns"] / 1e3, row["end_ns"] / 1e3),
+            id=index, name=row["name"], thread=row["tid"],
+            time_range=Interval(row["begin_ns"] / 1e3, row["end_ns"] / 1e3),
             device_type="CUDA" if row["device"] else "CPU", is_async=row["async"],
             is_user_annotation=row["user_annotation"], sequence_nr=row["sequence"],
             input_shapes=json.loads(row["input_shapes"]) if row["input_shapes"] else [],

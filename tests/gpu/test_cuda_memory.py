@@ -67,7 +67,8 @@ def test_cuda_memory_events_carry_the_device(tmp_path):
         run()
     assert ("cuda:0", 1, 0) in prof.trace.memory_devices()
     prof.export_chrome_trace(str(tmp_path / "trace.json"))
-    events = [e for e in json.loads((tmp_path / "trace.json").read_text())["traceEvents"] if e.get("name") == "[memory]"]
+    events = [e for e in json.loads((tmp_path / "trace.json").read_text())["traceEvents"]
+              if e.get("name") == "[memory]"]
     cuda = [e for e in events if e["args"]["Device Type"] == 1]
     assert cuda and all(e["args"]["Device Id"] == 0 and e["args"]["Total Reserved"] >= e["args"]["Total Allocated"]
                         for e in cuda)

@@ -40,8 +40,9 @@ def test_utilization_and_memory_follow_the_work(tmp_path):
     database = profile_matmuls(tmp_path, ExperimentalConfig(gpu_telemetry=True))
     gpu = f"GPU {torch.cuda.current_device()}"  # NVML's index; equal to CUDA's with one visible GPU
     with sqlite3.connect(database) as connection:
-        rows = connection.execute("SELECT timestamp, utilization, memoryUsedBytes, powerWatts, smClockMHz, temperatureC "
-                                  "FROM GPU_TELEMETRY WHERE gpu = ? ORDER BY timestamp", (gpu,)).fetchall()
+        rows = connection.execute("SELECT timestamp, utilization, memoryUsedBytes, powerWatts, smClockMHz, "
+                                  "temperatureC FROM GPU_TELEMETRY WHERE gpu = ? ORDER BY timestamp",
+                                  (gpu,)).fetchall()
     assert len(rows) >= 50
     half = len(rows) // 2
     idle, busy = rows[: half // 2], rows[half + half // 4:]

@@ -107,7 +107,8 @@ def test_launch_delays_follow_the_stream_queue(db, run_dir):
     launches = analysis.kernel_launches(db).to_dicts()
     assert len(launches) == 4 + 11 + 5, "every kernel, copy and memset, each launched asynchronously"
     assert all(launch["cpu_duration_ns"] == 2_000 for launch in launches), "the double's 2 us calls"
-    first, second, third, fourth = [launch for launch in launches if launch["name"] in ("first", "second", "third", "fourth")]
+    first, second, third, fourth = [launch for launch in launches
+                                    if launch["name"] in ("first", "second", "third", "fourth")]
     # The first kernel of stream 7 starts 1 us after its call ends.
     assert first["launch_delay_ns"] == 1_000 and first["gpu_duration_ns"] == 50 * MS
     # The others wait for the work ahead: "second" starts when "first" ends, 50 ms after it

@@ -80,7 +80,8 @@ def test_the_slow_rank_and_its_dimension_are_named(local_output):
     free = next(evidence for evidence in slow["evidence"] if evidence["dimension"] == "Free")
     # The printed summary, the report and the database say the same, in the same words.
     printed = " ".join(result.stdout.split())
-    for sentence in [document["verdict"], slow["summary"].split(": ", 1)[1]] + [e["evidence"] for e in slow["evidence"]]:
+    sentences = [document["verdict"], slow["summary"].split(": ", 1)[1]] + [e["evidence"] for e in slow["evidence"]]
+    for sentence in sentences:
         assert sentence in report and " ".join(sentence.split()) in printed, sentence
     # About 20% of the step's sleep: 10 ms more Free time than the other ranks.
     assert 0.6 * 0.2 * STEP_SECONDS * 1e9 < free["excess_ns"] < 1.6 * 0.2 * STEP_SECONDS * 1e9

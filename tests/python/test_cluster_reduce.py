@@ -66,8 +66,10 @@ def test_the_step_table_has_each_rank_then_max_min_and_mean(tmp_path):
     with open(tmp_path / "cluster_step_trace_time.csv", newline="") as file:
         rows = [(r["Step"], r["Type"], r["Index"], r["Computing"], r["Communication"], r["Free"])
                 for r in csv.DictReader(file)]
-    assert rows == [("7", "rank", "0", "30000.0", "5000.0", "65000.0"), ("7", "rank", "1", "36000.0", "2000.0", "62000.0"),
-                    ("7", "max", "", "36000.0", "5000.0", "65000.0"), ("7", "min", "", "30000.0", "2000.0", "62000.0"),
+    assert rows == [("7", "rank", "0", "30000.0", "5000.0", "65000.0"),
+                    ("7", "rank", "1", "36000.0", "2000.0", "62000.0"),
+                    ("7", "max", "", "36000.0", "5000.0", "65000.0"),
+                    ("7", "min", "", "30000.0", "2000.0", "62000.0"),
                     ("7", "mean", "", "33000.0", "3500.0", "63500.0")]
 
 

@@ -280,7 +280,8 @@ def test_host_step_breakdown_reads_the_same_everywhere(cpu_run, cpu_trace, cpu_s
 
 def test_memory_peak_reads_the_same_in_summary_compare_and_the_database(cpu_run, cpu_summary, cpu_compare):
     run_dir, _ = cpu_run
-    peaks = {(row["deviceType"], row["category"]): row["peak_bytes"] for row in analysis_rows(cpu_summary, "memory_peaks")}
+    peaks = {(row["deviceType"], row["category"]): row["peak_bytes"]
+             for row in analysis_rows(cpu_summary, "memory_peaks")}
     assert peaks[("CPU", "TOTAL")] > 0
     compared = {row["category"]: int(row["base_peak_bytes"]) for row in cpu_compare["memory"] if row["device"] == "CPU"}
     assert compared == {category: value for (device, category), value in peaks.items() if device == "CPU"}
@@ -391,7 +392,8 @@ def test_device_step_breakdown_reads_the_same_everywhere(gpu_run):
     expected = {step: dict(computing_ns=time_sets.inside(compute, start, end),
                            free_ns=(end - start) - time_sets.inside(busy, start, end))
                 for step, (start, end) in trace_steps(trace).items()}
-    assert sum(row["computing_ns"] for row in expected.values()) == (147 + 13 + 7 + 55) * US  # [10,157) [170,183) [200,207) [310,365)
+    # [10,157) [170,183) [200,207) [310,365)
+    assert sum(row["computing_ns"] for row in expected.values()) == (147 + 13 + 7 + 55) * US
     summary = {row["step"]: {key: row[key] for key in ("computing_ns", "free_ns")}
                for row in analysis_rows(cli_json(gpu_run, "-a", "step_time_breakdown"), "step_time_breakdown")}
     assert summary == expected

@@ -95,7 +95,8 @@ def test_operators_carry_their_flops_and_their_python_stack(tmp_path):
     assert caller > 0 and any("test_operators_carry_their_flops" in name for name in names[caller + 1:])
     assert query(path, "SELECT count(*) FROM PYTORCH_API WHERE flops IS NOT NULL AND callchainId IS NULL") == [(0,)]
     assert dict(query(path, "SELECT name, value FROM META_DATA_EXPORT")) == {
-        "EXPORT_PROGRAM": "perfprof", "EXPORT_SCHEMA_VERSION": str(SCHEMA_VERSION), "TIME_UNIT": "ns since the Unix epoch"}
+        "EXPORT_PROGRAM": "perfprof", "EXPORT_SCHEMA_VERSION": str(SCHEMA_VERSION),
+        "TIME_UNIT": "ns since the Unix epoch"}
 
 
 def prof_export(prof, tmp_path, name="trace.json"):
@@ -203,15 +204,18 @@ def test_kernel_details_carry_their_launch_and_the_operators_around_it(tmp_path)
     # The launch columns are the CUDA call of the same correlation id, for every activity.
     joined = query(path, """SELECT k.launchNameId, k.launchStart, k.launchEnd, k.launchGlobalTid,
                                    r.nameId, r.start, r."end", r.globalTid
-                            FROM KERNEL_DETAILS k JOIN CUPTI_ACTIVITY_KIND_RUNTIME r ON r.correlationId = k.correlationId""")
+                            FROM KERNEL_DETAILS k
+                            JOIN CUPTI_ACTIVITY_KIND_RUNTIME r ON r.correlationId = k.correlationId""")
     assert len(joined) == query(path, "SELECT count(*) FROM KERNEL_DETAILS")[0][0] == 5
     assert all(row[:4] == row[4:] for row in joined)
     # The innermost and the outermost operator around each launch; none for a bare launch, and
     # record_function's scope is no operator.
     launched = query(path, """SELECT n.value, inner_name.value, outer_name.value FROM KERNEL_DETAILS k
                               JOIN StringIds n ON n.id = k.nameId
-                              LEFT JOIN PYTORCH_API i ON i.id = k.operatorId LEFT JOIN StringIds inner_name ON inner_name.id = i.name
-                              LEFT JOIN PYTORCH_API o ON o.id = k.rootOperatorId LEFT JOIN StringIds outer_name ON outer_name.id = o.name
+                              LEFT JOIN PYTORCH_API i ON i.id = k.operatorId
+                              LEFT JOIN StringIds inner_name ON inner_name.id = i.name
+                              LEFT JOIN PYTORCH_API o ON o.id = k.rootOperatorId
+                              LEFT JOIN StringIds outer_name ON outer_name.id = o.name
                               ORDER BY k.start""")
     assert launched == [("outer_kernel", "dbtest::outer", "dbtest::outer"),
                         ("inner_kernel", "dbtest::inner", "dbtest::outer"),
@@ -248,7 +252,8 @@ def test_type_parents_nest_each_type_on_its_own_thread_by_thread(tmp_path):
             with perfprof.record_function("outer"), perfprof.record_function("inner"):
                 model(torch.randn(3, 8)).sum().backward()
     path = export(prof, tmp_path)
-    rows = query(path, "SELECT id, type, globalTid, startNs, endNs FROM PYTORCH_API ORDER BY globalTid, startNs, endNs DESC, id")
+    rows = query(path, "SELECT id, type, globalTid, startNs, endNs FROM PYTORCH_API "
+                       "ORDER BY globalTid, startNs, endNs DESC, id")
     written = dict(query(path, "SELECT id, typeParentId FROM PYTORCH_API"))
     assert written == same_type_parents(rows)
     # Each type nests: operators in operators, Python calls in Python calls, annotations in annotations.

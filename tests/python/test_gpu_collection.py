@@ -147,7 +147,8 @@ def test_device_properties_and_gpu_track_names(tmp_path):
     (device,) = trace["deviceProperties"]
     assert device["name"] == "Fake GPU" and device["numSms"] == 132 and device["computeMajor"] == 9
     assert device["totalGlobalMem"] == 80 << 30
-    names = {(e["pid"], e.get("tid")): e["args"]["name"] for e in events(trace, ph="M") if e["name"] in ("process_name", "thread_name")}
+    names = {(e["pid"], e.get("tid")): e["args"]["name"] for e in events(trace, ph="M")
+             if e["name"] in ("process_name", "thread_name")}
     assert names[(0, 0)] == "GPU 0" and names[(0, 7)] == "stream 7" and names[(0, 9)] == "stream 9"
     (kernel,) = [k for k in events(trace, cat="kernel") if k["tid"] == 9]
     assert kernel["args"]["grid"] == [128, 1, 1] and kernel["args"]["block"] == [256, 1, 1]
@@ -221,7 +222,8 @@ print(json.dumps(dict(kernels=[a["name"] for a in prof.trace.gpu_activities()], 
 """, tmp_path)
     assert result["kernels"] == ["void at::native::reduce_kernel<512>(float*)"], "demangled, as torch shows it"
     assert result["devices"] == []
-    assert "refused some activity kinds, which are not collected: device (CUPTI_ERROR_NOT_SUPPORTED" in result["_stderr"]
+    assert ("refused some activity kinds, which are not collected: device (CUPTI_ERROR_NOT_SUPPORTED"
+            in result["_stderr"])
 
 
 def test_warmup_gpu_activity_is_discarded(tmp_path):

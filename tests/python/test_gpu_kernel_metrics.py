@@ -40,7 +40,8 @@ from perfprof import ExperimentalConfig, ExportType, ProfilerActivity
 config = ExperimentalConfig(gpu_metrics="Memory", l2_cache=True, export_type=[ExportType.Text, ExportType.Db])
 with perfprof.profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], experimental_config=config,
                       schedule=perfprof.schedule(wait=0, warmup=1, active=1, repeat=1),
-                      on_trace_ready=perfprof.tensorboard_trace_handler(os.path.join(os.environ["TMP"], "runs"))) as prof:
+                      on_trace_ready=perfprof.tensorboard_trace_handler(
+                          os.path.join(os.environ["TMP"], "runs"))) as prof:
     kernel("gemm_kernel")  # warm-up: not measured, not kept
     prof.step()
     correlations = [kernel("gemm_kernel"), kernel("relu_kernel"), kernel("gemm_kernel", stream=9)]
@@ -69,8 +70,9 @@ print(json.dumps(dict(correlations=correlations, activities=prof.trace.gpu_activ
     with analysis.open_run(str(run_dir)) as opened:
         summary = analysis.kernel_metrics(opened).rows
     # gemm_kernel first: two measured kernels, the most device time; metrics in measured order.
-    assert [list(row) for row in summary] == [["gemm_kernel", name, 2, value, value, value] for name, value in GEMM.items()] + \
-        [["relu_kernel", name, 1, value, value, value] for name, value in RELU.items()]
+    expected = ([["gemm_kernel", name, 2, value, value, value] for name, value in GEMM.items()]
+                + [["relu_kernel", name, 1, value, value, value] for name, value in RELU.items()])
+    assert [list(row) for row in summary] == expected
 
     (details,) = Path(run_dir).rglob("kernel_details.csv")
     table = list(csv.DictReader(open(details)))

@@ -60,7 +60,8 @@ def test_each_gpus_values_are_counter_tracks_and_table_rows(tmp_path):
     assert run["lines"] == []
     power = counters(run["events"], "GPU Power (W)")
     assert len(power) >= 10 and all(args == {"GPU 0": 312.5, "GPU 1": 71.0} for args in power)
-    assert all(args == {"GPU 0": 12 * GIB, "GPU 1": 512 << 20} for args in counters(run["events"], "GPU Memory Used (bytes)"))
+    assert all(args == {"GPU 0": 12 * GIB, "GPU 1": 512 << 20}
+               for args in counters(run["events"], "GPU Memory Used (bytes)"))
     rows = set(query(run["db"], "SELECT gpu, utilization, memoryUtilization, memoryUsedBytes, powerWatts, smClockMHz, "
                                 "temperatureC FROM GPU_TELEMETRY"))
     assert rows == {("GPU 0", 87, 45, 12 * GIB, 312.5, 1980, 64), ("GPU 1", 3, 1, 512 << 20, 71, 345, 38)}

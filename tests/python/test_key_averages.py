@@ -68,7 +68,8 @@ def counts(prof: Any) -> Counter[Key]:
 
 
 def assert_same_counts(theirs: Dict[Key, int], ours: Dict[Key, int]) -> None:
-    differ = {key: (theirs.get(key), ours.get(key)) for key in set(theirs) | set(ours) if theirs.get(key) != ours.get(key)}
+    differ = {key: (theirs.get(key), ours.get(key)) for key in set(theirs) | set(ours)
+              if theirs.get(key) != ours.get(key)}
     assert not differ, f"(torch, perfprof) counts differ: {differ}"
 
 

@@ -202,7 +202,8 @@ def perfprof_timeline(make_loop, tmp_path, schedule=None):
                 prof.step()
     prof.export_memory_timeline(str(tmp_path / "perfprof.json"), device="cpu")
     prof.export_memory_timeline(str(tmp_path / "perfprof.raw.json"), device="cpu")
-    return json.loads((tmp_path / "perfprof.json").read_text()), json.loads((tmp_path / "perfprof.raw.json").read_text())
+    return (json.loads((tmp_path / "perfprof.json").read_text()),
+            json.loads((tmp_path / "perfprof.raw.json").read_text()))
 
 
 def peaks(timeline_json) -> Dict[str, int]:
@@ -360,7 +361,8 @@ def compiled_convnet_step() -> Callable[[], None]:
     return step
 
 
-@pytest.mark.parametrize("schedule", [None, dict(wait=1, warmup=1, active=2), dict(wait=0, warmup=0, active=2, repeat=1),
+@pytest.mark.parametrize("schedule", [None, dict(wait=1, warmup=1, active=2),
+                                      dict(wait=0, warmup=0, active=2, repeat=1),
                                       dict(wait=0, warmup=2, active=2, repeat=1)])
 def test_compiled_training_loop_categories_equal_torch_profilers(compiled_convnet_step, schedule, tmp_path):
     """Inductor's backward gives the conv weight gradients in another layout than the weights',

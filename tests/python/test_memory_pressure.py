@@ -160,7 +160,8 @@ def test_a_trace_that_cannot_be_built_in_memory_is_reported_lost_with_its_count(
     assert [record.getMessage() for record in caplog.records if record.name == "perfprof"] == [
         "perfprof: the trace could not be built at stop (out of memory); the 22 events held in memory are lost"]
     assert perfprof._core.buffered_events() == 0  # freed at once, not at the next start
-    with pytest.raises(RuntimeError, match=r"key_averages: the last cycle's trace could not be built \(out of memory\)"):
+    with pytest.raises(RuntimeError,
+                       match=r"key_averages: the last cycle's trace could not be built \(out of memory\)"):
         prof.key_averages()
 
 

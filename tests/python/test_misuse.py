@@ -137,6 +137,7 @@ def test_a_forked_child_never_runs_the_parents_handler(tmp_path, exit_style):
                             text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     parent = result.stdout.split()[-1]
-    assert sorted(name for name in os.listdir(tmp_path) if name.startswith("handed_over")) == [f"handed_over_in_{parent}"]
+    handed_over = sorted(name for name in os.listdir(tmp_path) if name.startswith("handed_over"))
+    assert handed_over == [f"handed_over_in_{parent}"]
     assert len([name for name in os.listdir(tmp_path) if name.endswith("_perfprof")]) == 1
     assert "Traceback" not in result.stderr

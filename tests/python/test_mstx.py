@@ -128,7 +128,8 @@ def test_unencodable_message_still_records(export):
     with profile_with(mstx=True) as prof:
         mstx.mark("bad \udc80 surrogate")
     # One U+FFFD per byte of the invalid sequence, as Python's errors="replace" decoding gives.
-    assert names(export(prof), "i") == ["bad \udc80 surrogate".encode("utf-8", "surrogatepass").decode("utf-8", "replace")]
+    replaced = "bad \udc80 surrogate".encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+    assert names(export(prof), "i") == [replaced]
 
 
 def test_signature_is_visible_in_help():

@@ -29,7 +29,8 @@ SCRIPT = textwrap.dedent(f"""
     out, fault = sys.argv[1:]
     handler = perfprof.tensorboard_trace_handler(out)
     config = perfprof.ExperimentalConfig(mstx=True, data_simplification=False)
-    with perfprof.profile(activities=[perfprof.ProfilerActivity.CPU], on_trace_ready=handler, experimental_config=config,
+    with perfprof.profile(activities=[perfprof.ProfilerActivity.CPU], on_trace_ready=handler,
+                          experimental_config=config,
                           schedule=perfprof.schedule(wait=0, warmup=0, active={STEPS}, repeat=1)) as prof:
         for step in range({STEPS}):
             for _ in range({RANGES_PER_STEP}):

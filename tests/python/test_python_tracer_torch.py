@@ -93,8 +93,9 @@ def both(step: Step, tmp_path: Any, scheduled: bool = False, **options: Any) -> 
     gc.collect()
     gc.disable()
     try:
-        theirs, ours = (profile_loop(profiler, step, str(tmp_path / f"{profiler.__name__}.json"), scheduled,
-                                     **options) for profiler in (torch.profiler, perfprof))  # one line: see profile_loop
+        # Both profilers start from this one line: see profile_loop.
+        theirs, ours = (profile_loop(profiler, step, str(tmp_path / f"{profiler.__name__}.json"), scheduled, **options)
+                        for profiler in (torch.profiler, perfprof))
     finally:
         gc.enable()
     return theirs, ours

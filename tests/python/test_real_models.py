@@ -176,7 +176,8 @@ def perfprof_category_peaks(prof: perfprof.profile) -> Dict[str, int]:
 PYTHON_CALLS_TIMED_BY_WORKERS = {"dataloader"}
 
 
-def rows_by_count(rows: Any, leave_out: Optional[Counter] = None, drop: Set[str] = frozenset()) -> List[Tuple[str, int]]:
+def rows_by_count(rows: Any, leave_out: Optional[Counter] = None,
+                  drop: Set[str] = frozenset()) -> List[Tuple[str, int]]:
     """(key, count), most calls first, without the keys in `drop`. With with_stack: built-in
     names without their object address, and the calls `leave_out` counts taken out (torch.profiler's
     own, its other threads'; python_calls.py)."""

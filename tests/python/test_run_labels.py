@@ -15,9 +15,9 @@ from perfprof.experiments import compare_runs
 def profiled(directory: Path, metadata: Dict[str, str]) -> str:
     """Two profiled steps into a run directory of `directory`, with `metadata` added."""
     config = perfprof.ExperimentalConfig(export_type=["text", "db"])
+    handler = perfprof.tensorboard_trace_handler(str(directory), worker_name="vm_1")
     with perfprof.profile(activities=[perfprof.ProfilerActivity.CPU], experimental_config=config,
-                          schedule=perfprof.schedule(wait=0, active=2, repeat=1),
-                          on_trace_ready=perfprof.tensorboard_trace_handler(str(directory), worker_name="vm_1")) as prof:
+                          schedule=perfprof.schedule(wait=0, active=2, repeat=1), on_trace_ready=handler) as prof:
         for key, value in metadata.items():
             prof.add_metadata(key, value)
         for _ in range(2):
@@ -34,7 +34,8 @@ def labels_of(run_dirs: List[str]) -> List[str]:
 
 
 def sweep_run(root: Path, fingerprint: str, config: str, repeat: int) -> str:
-    return profiled(root / "runs" / f"{fingerprint}-r{repeat}", {SWEEP_CONFIG_KEY: config, SWEEP_REPEAT_KEY: str(repeat)})
+    return profiled(root / "runs" / f"{fingerprint}-r{repeat}",
+                    {SWEEP_CONFIG_KEY: config, SWEEP_REPEAT_KEY: str(repeat)})
 
 
 def test_sweep_runs_are_named_by_their_configuration_then_repeat(tmp_path):

@@ -22,7 +22,8 @@ def test_actions_match_torch_for_every_combination():
             theirs = torch.profiler.schedule(wait=wait, warmup=warmup, active=active, repeat=repeat,
                                              skip_first=skip_first, skip_first_wait=skip_first_wait)
         for step in range(40):
-            assert ours(step).name == theirs(step).name, (wait, warmup, active, repeat, skip_first, skip_first_wait, step)
+            parameters = (wait, warmup, active, repeat, skip_first, skip_first_wait, step)
+            assert ours(step).name == theirs(step).name, parameters
             checked += 1
     assert checked == 3 * 3 * 3 * 3 * 4 * 2 * 40
 
@@ -76,7 +77,8 @@ def test_a_run_records_its_schedule_by_its_parameters(tmp_path):
     def every_other(step: int) -> ProfilerAction:
         return ProfilerAction.RECORD_AND_SAVE if step % 2 else ProfilerAction.NONE
 
-    assert describe_schedule(every_other) == f"{__name__}.test_a_run_records_its_schedule_by_its_parameters.<locals>.every_other"
+    assert describe_schedule(every_other) == (
+        f"{__name__}.test_a_run_records_its_schedule_by_its_parameters.<locals>.every_other")
 
     handler = perfprof.tensorboard_trace_handler(str(tmp_path))
     with perfprof.profile(schedule=torch.profiler.schedule(wait=0, warmup=1, active=1, repeat=1),

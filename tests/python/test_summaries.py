@@ -90,7 +90,8 @@ def test_kernel_details_lists_each_kernel_and_copy_with_the_trace_times(run_outp
     # The trace's times are on the monotonic clock; Unix time is baseTimeNanoseconds later.
     in_trace = sorted((e["name"], ns(e["ts"]) + trace["baseTimeNanoseconds"], ns(e["dur"]))
                       for e in trace_events(trace, "kernel") + trace_events(trace, "gpu_memcpy"))
-    assert sorted((r["Name"], int(r["Start Time(us)"].replace(".", "")), ns(float(r["Duration(us)"]))) for r in rows) == in_trace
+    in_csv = sorted((r["Name"], int(r["Start Time(us)"].replace(".", "")), ns(float(r["Duration(us)"]))) for r in rows)
+    assert in_csv == in_trace
     types = {r["Name"]: r["Type"] for r in rows}
     assert types == {"gemm_kernel": "Compute", "ncclDevKernel_AllReduce_Sum_f32_RING_LL": "Communication",
                      "Memcpy HtoD": "Memory"}
@@ -114,7 +115,8 @@ def test_step_trace_time_follows_the_documented_formulas_over_the_chrome_trace(r
     copies = [(ns(e["ts"]), ns(e["ts"]) + ns(e["dur"])) for e in trace_events(trace, "gpu_memcpy")]
     communication = union([(b, e) for b, e, k in work if k["name"].startswith("nccl")])
     compute = union([(b, e) for b, e, k in work if not k["name"].startswith("nccl")])
-    both = union([(max(b1, b2), min(e1, e2)) for b1, e1 in compute for b2, e2 in communication if max(b1, b2) < min(e1, e2)])
+    both = union([(max(b1, b2), min(e1, e2)) for b1, e1 in compute for b2, e2 in communication
+                  if max(b1, b2) < min(e1, e2)])
     anything = union([(b, e) for b, e, _ in work] + copies)
     steps = sorted((ns(e["ts"]), ns(e["ts"]) + ns(e["dur"]), e["name"]) for e in trace_events(trace, "user_annotation")
                    if e["name"].startswith("ProfilerStep#"))

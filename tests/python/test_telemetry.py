@@ -167,8 +167,10 @@ def test_rss_grows_by_the_allocation(run):
 def test_disk_write_bytes_add_up_to_the_file(run):
     if _on_tmpfs(run["tmp"]):
         pytest.skip("the test directory is on tmpfs: its writes reach no disk")
-    rows = query(run["db"], "SELECT device, timestamp, writeBytesPerSec FROM HOST_DISK_USAGE ORDER BY device, timestamp")
-    written = {device: integrated([(ts, rate) for d, ts, rate in rows if d == device]) for device in {r[0] for r in rows}}
+    rows = query(run["db"], "SELECT device, timestamp, writeBytesPerSec FROM HOST_DISK_USAGE "
+                            "ORDER BY device, timestamp")
+    written = {device: integrated([(ts, rate) for d, ts, rate in rows if d == device])
+               for device in {r[0] for r in rows}}
     assert max(written.values()) >= 45 * MB, written
     assert not any(device.startswith(("loop", "ram", "zram")) for device in written)
 

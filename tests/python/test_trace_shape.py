@@ -91,7 +91,8 @@ def forward_backward_pairs(trace: Dict[str, Any]) -> Counter:
     flows: Dict[Any, Dict[str, Dict[str, Any]]] = {}
     for e in events(trace, "fwdbwd"):
         flows.setdefault(e["id"], {})[e["ph"]] = e
-    return Counter((tuple(sorted(ops[(f["s"]["tid"], f["s"]["ts"])])), tuple(sorted(ops[(f["f"]["tid"], f["f"]["ts"])])))
+    return Counter((tuple(sorted(ops[(f["s"]["tid"], f["s"]["ts"])])),
+                    tuple(sorted(ops[(f["f"]["tid"], f["f"]["ts"])])))
                    for f in flows.values())
 
 
@@ -112,7 +113,8 @@ def test_holistic_trace_analysis_loads_the_trace(trace_dirs):
     analysis = TraceAnalysis(trace_dir=trace_dirs["perfprof"])
     frame = analysis.t.get_trace(0)
     names = {analysis.t.symbol_table.sym_table[i] for i in frame["name"].unique()}
-    assert {"Optimizer.step#AdamW.step", "Optimizer.zero_grad#AdamW.zero_grad", "aten::addmm", "AddmmBackward0"} <= names
+    assert {"Optimizer.step#AdamW.step", "Optimizer.zero_grad#AdamW.zero_grad",
+            "aten::addmm", "AddmmBackward0"} <= names
 
 
 def enclosing_frame_ids(trace: Dict[str, Any]) -> Dict[int, Any]:

@@ -15,7 +15,8 @@ from click.testing import CliRunner
 
 from child_process import child_env
 from perfprof.cli.aggregate import aggregate as aggregate_command
-from perfprof.experiments import PASS, RunRecord, aggregate, check_tolerance, parse_baseline, read_results, record_output
+from perfprof.experiments import (PASS, RunRecord, aggregate, check_tolerance, parse_baseline, read_results,
+                                  record_output)
 from perfprof.experiments._outputs import (MISMATCH, NO_BASELINE_OUTPUT, NO_OUTPUT, OUTPUTS_ENV, VERIFIED,
                                            read_outputs, verify)
 

@@ -208,10 +208,10 @@ def rich_table(table: Table, origin_ns: Optional[int] = None, width: Optional[in
                values_only: bool = False, leave_out: Optional[Sequence[Sequence[str]]] = None) -> Any:
     """A rich Table of `table` in readable units (see :func:`display_columns`; rows with their
     own unit as :func:`with_row_units` shows them) for a terminal `width` columns wide (default:
-    any width); `values_only`: without the columns no row has a value in. Drawn by :func:`fitted_table`, after leaving out the groups of columns of
-    `leave_out` (default: the spread columns, :func:`spread_columns`), one group more at a time,
-    while the table is too wide for `width`: the caption names them, and the machine formats
-    keep them."""
+    any width); `values_only`: without the columns no row has a value in. Drawn by
+    :func:`fitted_table`, after leaving out the groups of columns of `leave_out` (default: the
+    spread columns, :func:`spread_columns`), one group more at a time, while the table is too
+    wide for `width`: the caption names them, and the machine formats keep them."""
     table = with_row_units(with_values_only(table) if values_only else table)
     columns = display_columns(table, origin_ns)
     rendered = [[column.render(value) for column, value in zip(columns, row)] for row in table.rows]
@@ -222,7 +222,8 @@ def rich_table(table: Table, origin_ns: Optional[int] = None, width: Optional[in
         for group in groups:
             left += [table.columns.index(name) for name in group if name in table.columns]
             kept = [index for index in range(len(columns)) if index not in left]
-            narrower = ([headers[i] for i in kept], [numeric[i] for i in kept], [[cells[i] for i in kept] for cells in rendered])
+            narrower = ([headers[i] for i in kept], [numeric[i] for i in kept],
+                        [[cells[i] for i in kept] for cells in rendered])
             if _fits(*narrower, width):
                 left_out = ", ".join(headers[index] for index in left)
                 return fitted_table(table.title, *narrower, width, caption=f"left out for the width: {left_out} "

@@ -108,7 +108,8 @@ def _readable_runs(comparison: "Comparison", width: int) -> "Table":
     shared = inside[0] if None not in inside and len(set(inside)) == 1 else None
     databases = [_database_of(run.database, run.reference, place) for run, place in zip(comparison.runs, inside)]
     # A border and two spaces of padding per column, and one border more.
-    room = width - 7 - max(map(len, ["label", *labels])) - (0 if shared else 3 + max(map(len, ["database", *databases])))
+    room = (width - 7 - max(map(len, ["label", *labels]))
+            - (0 if shared else 3 + max(map(len, ["database", *databases]))))
     paths = [readable_path(run.reference, max(room, 20)) for run in comparison.runs]
     if shared:
         return Table.of("runs", f"Runs (database: {shared} in each)", ("label", "run"), list(zip(labels, paths)))

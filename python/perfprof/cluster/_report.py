@@ -25,7 +25,8 @@ def report(connection: "duckdb.DuckDBPyConnection", directory: str, slow: Sequen
     assert run is not None  # an aggregate's one row
     ranks, world_size, steps, sources = run
     lines = [f"# perfprof cluster: {directory}", "",
-             f"{ranks} rank{'s' if ranks != 1 else ''} (world size {world_size}), {steps} step{'s' if steps != 1 else ''}; "
+             f"{ranks} rank{'s' if ranks != 1 else ''} (world size {world_size}), "
+             f"{steps} step{'s' if steps != 1 else ''}; "
              "the step breakdown measures the "
              f"{'host (no device work was recorded)' if sources == 'host' else sources}.", ""]
     lines += [f"- {note}" for note in notes] + ([""] if notes else [])

@@ -182,7 +182,8 @@ def _store(connection: "duckdb.DuckDBPyConnection", slow: Sequence[SlowRank]) ->
         out_of BIGINT, z DOUBLE, excess_ns DOUBLE, others_ns DOUBLE, expected DOUBLE, caused_wait_ns DOUBLE,
         evidence VARCHAR)""")
     for s in slow:
-        connection.execute("INSERT INTO slow_ranks VALUES (?, ?, ?, ?)", [s.rank, s.confidence, s.dimensions, s.summary])
+        connection.execute("INSERT INTO slow_ranks VALUES (?, ?, ?, ?)",
+                           [s.rank, s.confidence, s.dimensions, s.summary])
         for e in s.evidence:
             connection.execute("INSERT INTO slow_rank_evidence VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                                [e.rank, e.dimension, e.count, e.out_of, e.z, e.excess_ns, e.others_ns, e.expected,

@@ -198,8 +198,9 @@ def compare_runs(base: str, new: Sequence[str], top: int = 10,
     :func:`perfprof.analysis.open_run` takes them), or a sweep entry
     ``RESULTS.jsonl:FINGERPRINT[:REPEAT]`` (see :func:`resolve_run`). `top` limits the operators
     and kernels sections to their first rows; `on_build` is called with a line saying which
-    run's database is built first, and from what (:func:`perfprof.analysis.open_run`). Raises :class:`CompareError` (or the
-    ``FileNotFoundError`` of open_run) with the run named when a run cannot be read.
+    run's database is built first, and from what (:func:`perfprof.analysis.open_run`). Raises
+    :class:`CompareError` (or the ``FileNotFoundError`` of open_run) with the run named when a
+    run cannot be read.
     """
     if not new:
         raise CompareError("give at least one new run to compare with the base run")
