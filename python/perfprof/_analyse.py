@@ -90,7 +90,8 @@ def analyse(
                                            isinstance(max_process_number, bool) or max_process_number < 1):
         raise ValueError(f"analyse: 'max_process_number' must be an int >= 1, got {max_process_number!r}")
     if data_simplification is not None and not isinstance(data_simplification, bool):
-        raise TypeError(f"analyse: 'data_simplification' must be a bool or None, got {type(data_simplification).__name__}")
+        raise TypeError("analyse: 'data_simplification' must be a bool or None, "
+                        f"got {type(data_simplification).__name__}")
     limits = _LimitChoice(_checked_timeout(timeout_s), _checked_memory_limit(memory_limit_mb))
     run_dirs: List[str] = []
     for path in paths:

@@ -22,7 +22,7 @@ import json
 import random
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from time_sets import Intervals, intersection, inside, union
 
@@ -180,13 +180,13 @@ def write_runs(job: Job, folder: Path) -> Path:
     :func:`rank_tables`' and Computing and Communication do not."""
     import fake_cupti
 
-    ranks = []
-    for steps in timelines(job):
-        ranks.append([(s.end - s.begin,
-                       sorted([[ALL_REDUCE, NCCL_STREAM, start - s.begin, end - start] for start, end, _ in s.collectives]
-                              + [["gemm", COMPUTE_STREAM, start - s.begin, end - start] for start, end in s.compute],
-                              key=lambda kernel: kernel[2]))
-                      for s in steps])
+    def kernels(s: Any) -> List[List[Any]]:
+        """A step's kernels, each (name, stream, start in the step, duration), by start."""
+        return sorted([[ALL_REDUCE, NCCL_STREAM, start - s.begin, end - start] for start, end, _ in s.collectives]
+                      + [["gemm", COMPUTE_STREAM, start - s.begin, end - start] for start, end in s.compute],
+                      key=lambda kernel: kernel[2])
+
+    ranks = [[(s.end - s.begin, kernels(s)) for s in steps] for steps in timelines(job)]
     fake_cupti.run(_RUNS_SCRIPT.format(ranks=json.dumps(ranks)), folder)
     return folder / "runs"
 

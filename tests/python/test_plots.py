@@ -63,7 +63,8 @@ def step_time_breakdown():
 def top_kernels(scale=1.0, names=("gemm_kernel", "softmax_kernel", "elementwise_kernel")):
     return Table.of("top_kernels", "", ["name", "type", "count", "total_ns", "avg_ns", "median_ns", "min_ns",
                                         "max_ns", "stddev_ns", "pct"],
-                    [(name, "compute", 4, scale * MS * (3 - i), 0, 0, 0, 0, 0, 50 - 15 * i) for i, name in enumerate(names)])
+                    [(name, "compute", 4, scale * MS * (3 - i), 0, 0, 0, 0, 0, 50 - 15 * i)
+                     for i, name in enumerate(names)])
 
 
 def top_operators(scale=1.0):

@@ -30,8 +30,8 @@ from ._slow_rank import Evidence, SlowRank
 if TYPE_CHECKING:
     import duckdb
 
-__all__ = ["analyse_cluster", "ClusterResult", "ClusterError", "MissingDependencyError", "RunSummary", "SlowRank", "Evidence",
-           "DEFAULT_OUTPUT_DIR", "MODES", "Progress", "is_cluster_output", "slow_ranks_of"]
+__all__ = ["analyse_cluster", "ClusterResult", "ClusterError", "MissingDependencyError", "RunSummary", "SlowRank",
+           "Evidence", "DEFAULT_OUTPUT_DIR", "MODES", "Progress", "is_cluster_output", "slow_ranks_of"]
 
 #: Where the outputs go by default, inside the folder analysed.
 DEFAULT_OUTPUT_DIR = "cluster_analysis_output"
@@ -214,8 +214,8 @@ def _join_ranks(directory: str, output: str, parquet_dir: str, analysed: List[Ru
 def _merge_traces(analysed: List[RunSummary], output: str, notes: List[str]) -> str:
     from ._merged_trace import write_merged_trace
 
-    merged = write_merged_trace(sorted((summary.rank, summary.run_dir) for summary in analysed if summary.rank is not None),
-                                os.path.join(output, MERGED_TRACE_FILE))
+    ranked = sorted((summary.rank, summary.run_dir) for summary in analysed if summary.rank is not None)
+    merged = write_merged_trace(ranked, os.path.join(output, MERGED_TRACE_FILE))
     notes += [f"merged trace: left out {skipped}" for skipped in merged.skipped]
     return merged.path
 

@@ -169,7 +169,8 @@ def _child_command(plan: SweepPlan, job: Job, runs_dir: str, report_path: str) -
     described = ["--metadata", f"{SWEEP_CONFIG_KEY}={config_text(job.config)}",
                  "--metadata", f"{SWEEP_REPEAT_KEY}={job.repeat}"]
     return [sys.executable, "-m", "perfprof", "run", "--export-type", "text,db", "-o", runs_dir,
-            "--run-report", report_path, *warmup, *described, *plan.run_options, *target, *substituted(plan.args, job.config)]
+            "--run-report", report_path, *warmup, *described, *plan.run_options, *target,
+            *substituted(plan.args, job.config)]
 
 
 def _child_environment(config: Dict[str, str], outputs_dir: Optional[str]) -> Dict[str, str]:

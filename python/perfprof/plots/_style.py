@@ -44,7 +44,8 @@ def themed(theme: str) -> Iterator[None]:
     import matplotlib
     from cycler import cycler
 
-    params: Any = {**_COMMON, **THEMES[theme], "axes.prop_cycle": cycler(color=PALETTE)}  # rcParams' keys are Literal-typed
+    # Any: rcParams' keys are Literal-typed.
+    params: Any = {**_COMMON, **THEMES[theme], "axes.prop_cycle": cycler(color=PALETTE)}
     with matplotlib.rc_context(params):
         yield
 
