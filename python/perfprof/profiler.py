@@ -10,6 +10,7 @@ from . import _core, _trace_extras, memory, summary, torch_capture
 from ._files import make_directory
 from ._logging import logger, warn_once
 from ._options import ProfilerOptions
+from ._ranges import STEP_COUNT
 from ._session import Session
 from .activity import ProfilerActivity, as_activities
 from .experimental_config import ExperimentalConfig
@@ -485,16 +486,12 @@ class profile(_KinetoProfile):
     def step_num(self) -> int:
         """The current step number (0 before the first step()). Writable, as torch.profiler's:
         the schedule and the ``ProfilerStep#N`` ranges count on from a number set here (a job
-        that starts profiling at step 100 sets 100 before start())."""
+        that starts profiling at step 100 sets 100 before start()); from 0 to 2**62 - 1."""
         return self._controller.step
 
     @step_num.setter
     def step_num(self, value: int) -> None:
-        if not isinstance(value, int) or isinstance(value, bool):
-            raise TypeError(f"profile: 'step_num' must be an int, got {type(value).__name__}")
-        if value < 0:
-            raise ValueError(f"profile: 'step_num' must be 0 or more, got {value}")
-        self._controller.step = value
+        self._controller.step = int(STEP_COUNT.check(value, "profile", "step_num"))
 
     @property
     def current_action(self) -> ProfilerAction:
