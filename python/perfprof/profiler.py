@@ -128,8 +128,10 @@ class _KinetoProfile:
         self.stop_trace()
 
     def prepare_trace(self) -> None:
-        """Begin collection (warm-up): what is recorded until start_trace() is discarded."""
-        if self._collecting():
+        """Begin collection (warm-up): what is recorded until start_trace() is discarded. A
+        collection that cannot start (logged in one line) leaves this cycle uncollected; the next
+        cycle tries again. Raises ``RuntimeError`` while another profiler collects."""
+        if self._collecting() or self._start_failed():
             return
         self._session = None  # the last collection, and torch's results it kept, go before the next begins
         self._trace_id = _trace_extras.new_trace_id(self.custom_trace_id_callback)
@@ -140,6 +142,8 @@ class _KinetoProfile:
     def start_trace(self) -> None:
         """Start keeping what is recorded (the end of warm-up)."""
         self.prepare_trace()
+        if self._start_failed():
+            return
         if self._session.window_open:
             self._session.begin_window()
         else:
@@ -176,9 +180,15 @@ class _KinetoProfile:
             self._trace = self._session.stop()
             if self.acc_events and self._trace is not None:
                 self._kept_traces.append(self._trace)
+        elif self._start_failed():  # the cycle ends with no trace (the last cycle's is not its)
+            self._session, self._trace = None, None
 
     def _collecting(self) -> bool:
         return self._session is not None and self._session.collecting
+
+    def _start_failed(self) -> bool:
+        """Whether this cycle's collection could not start (or was abandoned while starting)."""
+        return self._session is not None and bool(self._session.start_failure)
 
     def __enter__(self) -> "_KinetoProfile":
         self.start()
@@ -507,7 +517,11 @@ class profile(_KinetoProfile):
                 raise RuntimeError(f"perfprof.profile.start(): the profiler is already started{where}; "
                                    "stop() it before starting it again")
             self._owner_pid, self._stopped = os.getpid(), False
-            self._run(self._controller.start(self._action_at(self.step_num).value))
+            try:
+                self._run(self._controller.start(self._action_at(self.step_num).value))
+            except BaseException:  # not started (another profiler collects, a bad schedule): start() may be retried
+                self._owner_pid = None
+                raise
             self._begin_step_range()
 
     def stop(self) -> None:
