@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import shutil
 import stat
 import time
 
@@ -218,6 +219,45 @@ def test_logs_rotate_at_200_kb_into_one_backup_with_private_permissions(tmp_path
         assert f"[INFO] [{os.getpid()}] test_dynamic_profile.py: xxx" in first
     finally:
         logs.close()
+
+
+def step_until(profiler: DynamicProfiler, done) -> None:
+    """Step the job until `done()` (the monitor thread polls meanwhile); 60 s at most."""
+    deadline = time.monotonic() + 60
+    while not done() and time.monotonic() < deadline:
+        profiler.step()
+        time.sleep(0.01)
+
+
+def test_logs_go_to_the_config_directory_made_again_while_the_job_runs(tmp_path, monkeypatch, caplog):
+    """The configuration directory is deleted, then made again with a new request, while the
+    job steps: the collection it starts is logged there (its logs went to the removed files)."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(_dynamic_profiler, "FIRST_POLL_INTERVAL_S", 0.05)
+    config_dir = tmp_path / "config"
+    profiler = DynamicProfiler(str(config_dir))
+    try:
+        first_logs = profiler.logs.files
+        shutil.rmtree(config_dir)
+        with caplog.at_level(logging.WARNING, logger="perfprof"):
+            profiler.logs.actions.info("while the directory is gone")  # left out, said once
+            profiler.logs.actions.info("still gone")
+        assert [record.getMessage() for record in caplog.records] == [
+            f"perfprof: dynamic_profile: the log {first_logs[0]} cannot be written ([Errno 2] No such file or "
+            f"directory: '{config_dir / 'log'}'); its lines are left out until its directory is back"]
+        config_dir.mkdir()
+        request = {"start_step": -1, "active": 1, "prof_dir": "out", "analyse": True, "activities": ["CPU"]}
+        (config_dir / CONFIG_FILE).write_text(json.dumps(request))
+        step_until(profiler, lambda: profiler.run_dirs)
+    finally:
+        profiler.close()
+    (run_dir,) = run_dirs(str(tmp_path / "out"))
+    assert sorted(os.listdir(config_dir / "log")) == sorted(os.path.basename(path) for path in first_logs)
+    actions, monitor = (open(path).read() for path in first_logs)
+    assert "while the directory is gone" not in actions
+    assert "collection started from" in actions and f"collection from {config_dir / CONFIG_FILE} done" in actions
+    assert "Dynamic profiler process load json success" in monitor and "Dynamic profiler process done" in monitor
+    assert stat.S_IMODE(os.stat(config_dir / "log").st_mode) == 0o750
 
 
 def test_log_warnings_also_reach_perfprofs_logger(tmp_path, caplog):
