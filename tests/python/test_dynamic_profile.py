@@ -15,7 +15,7 @@ import pytest
 from perfprof import dynamic_profile as dp
 from perfprof._dynamic_config import CONFIG_FILE, parse
 from perfprof._dynamic_log import MAX_LOG_BYTES, DynamicLogs
-from perfprof import _dynamic_profiler
+from perfprof import _dynamic_profiler, _session
 from perfprof._dynamic_profiler import DynamicProfiler, _Request
 from perfprof._node_config import NodeConfigReader
 from trace_checks import load_trace, names, run_dirs, trace_file_of
@@ -87,6 +87,21 @@ def test_a_config_changed_during_a_collection_starts_a_new_one_after_it_ends(eng
     run_steps(engine, 10)
     assert steps_of(run_dirs(str(tmp_path / "first"))[0]) == ["ProfilerStep#1", "ProfilerStep#2", "ProfilerStep#3"]
     assert steps_of(run_dirs(str(tmp_path / "second"))[0]) == ["ProfilerStep#4", "ProfilerStep#5"]
+
+
+def test_a_collection_that_cannot_start_leaves_the_next_one_collecting(engine, tmp_path, monkeypatch):
+    """One collection of a long-running job fails to start (here the recording limit the core
+    cannot hold): it was logged, but kept the recorder claimed, and every later collection of the
+    job failed with 'another profiler is already collecting'."""
+    with monkeypatch.context() as patch:
+        patch.setattr(_session, "_record_limit_bytes", lambda limit_mb: 2 ** 100)
+        engine.post(request(start_step=-1, active=1, prof_dir="first"))
+        run_steps(engine, 3)
+    assert not (tmp_path / "first").exists()
+    engine.post(request(start_step=-1, active=2, prof_dir="second"))
+    run_steps(engine, 4)
+    (run_dir,) = run_dirs(str(tmp_path / "second"))
+    assert steps_of(run_dir) == ["ProfilerStep#4", "ProfilerStep#5"]
 
 
 def test_a_rank_outside_rank_list_does_not_collect(engine, tmp_path):
@@ -350,7 +365,7 @@ def test_a_copy_left_by_a_killed_reader_is_not_taken_for_the_file(tmp_path):
 
 
 def test_the_poll_interval_follows_the_jobs_step_time_not_the_writing_of_run_directories(engine, monkeypatch):
-    from perfprof import _dynamic_profiler
+    from perfprof import _dynamic_profiler, _session
     from perfprof.trace_handler import TraceHandler
 
     now = [1000.0]
