@@ -23,7 +23,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
 from ._node_config import read_file
 from ._options import ProfilerOptions
-from ._ranges import ACTIVE_STEPS, START_STEP, STEP_COUNT, Range
+from ._ranges import ACTIVE_STEPS, RANK, START_STEP, STEP_COUNT, Range
 from .activity import ProfilerActivity
 from .experimental_config import ExperimentalConfig
 
@@ -116,8 +116,8 @@ def _plot_envelope(value: Any) -> Union[Dict[str, Any], str, None]:
 
 
 def _rank_list(value: Any) -> Tuple[int, ...]:
-    if not isinstance(value, list) or not all(isinstance(r, int) and not isinstance(r, bool) and r >= 0 for r in value):
-        raise _Invalid(f"must be a list of ranks (integers 0 or more), got {json.dumps(value)}")
+    if not isinstance(value, list) or not all(rank in RANK for rank in value):
+        raise _Invalid(f"must be a list of ranks (integers {RANK}), got {json.dumps(value)}")
     return tuple(value)
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import numbers
-from typing import Optional, Tuple, Type, Union
+from typing import Any, Optional, Tuple, Type, Union, cast
 
 Number = Union[int, float]
 
@@ -35,25 +35,25 @@ class Range:
     def __contains__(self, value: object) -> bool:
         return self.violation(value) is None
 
-    def violation(self, value: object) -> Optional[Tuple[Type[Exception], str]]:
+    def violation(self, value: Any) -> Optional[Tuple[Type[Exception], str]]:
         """None when `value` is in the range; else the exception type to raise and what is
         wrong, worded to follow a field's name (``must be from 1 to 60000 ms, got 0``)."""
         kind = numbers.Integral if self.integer else numbers.Real
         if isinstance(value, bool) or not isinstance(value, kind):
             wanted = "an int" if self.integer else "a number"
             return TypeError, f"must be {wanted}{f' ({self.unit})' if self.unit else ''}, got {type(value).__name__}"
-        if not self.low <= value <= self.high:  # NaN compares false: refused too
+        if not self.low <= cast(float, value) <= self.high:  # NaN compares false: refused too
             return ValueError, f"must be {self}, got {value!r}"
         return None
 
-    def check(self, value: object, owner: str, field: str) -> Number:
+    def check(self, value: Any, owner: str, field: str) -> Number:
         """`value` as an int (or a float when not `integer`); else the violation's exception,
         its message starting with ``{owner}: '{field}'``."""
         violation = self.violation(value)
         if violation is not None:
             error, text = violation
             raise error(f"{owner}: '{field}' {text}")
-        return int(value) if self.integer else float(value)  # type: ignore[arg-type]
+        return int(value) if self.integer else float(value)
 
 
 def _shown(bound: Number) -> str:
@@ -84,6 +84,9 @@ STEP_COUNT = Range(0, (1 << 62) - 1)
 ACTIVE_STEPS = Range(1, STEP_COUNT.high)
 #: profiler_config.json's ``start_step``: -1 (the next step), 0 (no collection) or a step number.
 START_STEP = Range(-1, STEP_COUNT.high)
+
+#: A rank of profiler_config.json's rank_list (torch.distributed's ranks are C ints).
+RANK = Range(0, (1 << 31) - 1)
 
 #: post_processing_timeout_s: seconds, unbounded (perfprof keeps everything whatever it says).
 TIMEOUT_S = Range(0, math.inf, integer=False, unit="s")

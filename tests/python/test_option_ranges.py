@@ -185,3 +185,25 @@ def test_ranges_read_the_same_in_errors_and_in_docs_api():
         stated = _RANGE.search(str(error.value))
         words = f"from {stated.group('low')} to {stated.group('high')}"
         assert words in rows[field], (field, words, rows[field])
+
+
+@pytest.mark.parametrize("option, value, stated", [
+    ("--gc-detect-threshold", "1e13", "10000000000000.0 is not in the range 0<=x<=1000000000000.0"),
+    ("--warmup-steps", str(2 ** 62), f"{2 ** 62} is not in the range 0<=x<={2 ** 62 - 1}"),
+])
+def test_perfprof_run_refuses_a_number_outside_its_range_before_the_script_runs(option, value, stated, tmp_path):
+    from click.testing import CliRunner
+
+    from perfprof.cli import main
+
+    script = tmp_path / "script.py"
+    script.write_text("raise SystemExit('the script ran')\n")
+    result = CliRunner().invoke(main, ["run", "-o", str(tmp_path / "out"), option, value, str(script)])
+    assert result.exit_code == 2 and f"Invalid value for '{option}': {stated}" in result.output, result.output
+
+
+def test_a_rank_list_holds_ranks_torch_distributed_can_number():
+    assert parse(json.dumps({"rank_list": [0, 2 ** 31 - 1]}))[0].rank_list == (0, 2 ** 31 - 1)
+    config, problems = parse(json.dumps({"rank_list": [1, 2 ** 31]}))
+    assert config.rank_list == () and problems == [
+        f"'rank_list' must be a list of ranks (integers from 0 to 2**31 - 1), got [1, {2 ** 31}]; the default is used"]

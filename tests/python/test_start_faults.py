@@ -122,7 +122,8 @@ def collect(folder):
                 gc.collect()
             prof.step()
     kinds = categories(prof) if prof.trace is not None else None
-    return dict(kinds=kinds, run_dirs=list(handler.run_dirs), left=sorted(os.listdir(folder)) if os.path.isdir(folder) else [])
+    left = sorted(os.listdir(folder)) if os.path.isdir(folder) else []
+    return dict(kinds=kinds, run_dirs=list(handler.run_dirs), left=left)
 
 results = {}
 for stage in start_stages():
