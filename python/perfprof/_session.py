@@ -7,7 +7,9 @@ results: freeing them costs about as much as reading them) until it is dropped, 
 does when its next collection begins, or with itself. The schedule and its step state machine
 (profiler.py, csrc/schedule) decide when these calls happen; the session knows nothing of steps.
 
-The recorder is process-wide, so one session collects at a time in a process.
+The recorder is process-wide, so one session collects at a time in a process. A start goes
+through stages (``start_stages``); whichever fails, what the stages before it did is undone and
+the recorder freed, so that a failed start never keeps the process from profiling again.
 """
 from __future__ import annotations
 
@@ -51,11 +53,11 @@ class Session:
         """Between a successful ``prepare`` and ``stop`` (a forked child's copy never is)."""
         return _collecting is self
 
-    def prepare(self) -> bool:
-        """Begin collecting (warm-up); whether the session collects. Raises ``RuntimeError``
-        while another session collects (a misuse). Any other failure is the profiler's business:
-        what the stages before it did is undone, one line is logged (``start_failure`` says why)
-        and the session does not collect; the job goes on, and the next session starts afresh."""
+    def prepare(self) -> None:
+        """Begin collecting (warm-up). Raises ``RuntimeError`` while another session collects
+        (a misuse). Any other failure is the profiler's business: what the stages before it did
+        is undone, one line is logged (``start_failure`` says why) and the session does not
+        collect; the job goes on, and the next session starts afresh."""
         self._claim()
         try:
             with self._starting("claim"):
@@ -73,7 +75,6 @@ class Session:
                 _guarded(collector, "start", _start, collector)
         except Exception as error:  # never hurt the job: it goes on without this collection
             self._abandon(error)
-        return self.collecting
 
     def begin_window(self, capture_path: Optional[str] = None,
                      run_metadata: Sequence[Tuple[str, str, bool]] = ()) -> None:
