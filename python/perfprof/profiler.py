@@ -131,7 +131,7 @@ class _KinetoProfile:
         """Begin collection (warm-up): what is recorded until start_trace() is discarded. A
         collection that cannot start (logged in one line) leaves this cycle uncollected; the next
         cycle tries again. Raises ``RuntimeError`` while another profiler collects."""
-        if self._collecting() or self._start_failed():
+        if self._collecting() or self._start_failure():
             return
         self._session = None  # the last collection, and torch's results it kept, go before the next begins
         self._trace_id = _trace_extras.new_trace_id(self.custom_trace_id_callback)
@@ -142,7 +142,7 @@ class _KinetoProfile:
     def start_trace(self) -> None:
         """Start keeping what is recorded (the end of warm-up)."""
         self.prepare_trace()
-        if self._start_failed():
+        if self._start_failure():
             return
         if self._session.window_open:
             self._session.begin_window()
@@ -180,15 +180,16 @@ class _KinetoProfile:
             self._trace = self._session.stop()
             if self.acc_events and self._trace is not None:
                 self._kept_traces.append(self._trace)
-        elif self._start_failed():  # the cycle ends with no trace (the last cycle's is not its)
+        elif self._start_failure():  # the cycle ends with no trace (the last cycle's is not its)
             self._session, self._trace = None, None
 
     def _collecting(self) -> bool:
         return self._session is not None and self._session.collecting
 
-    def _start_failed(self) -> bool:
-        """Whether this cycle's collection could not start (or was abandoned while starting)."""
-        return self._session is not None and bool(self._session.start_failure)
+    def _start_failure(self) -> str:
+        """Why this cycle's collection could not start ("" when it did, or has not tried); also
+        read by dynamic profiling, for its log."""
+        return self._session.start_failure if self._session is not None else ""
 
     def __enter__(self) -> "_KinetoProfile":
         self.start()

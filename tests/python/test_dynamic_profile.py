@@ -98,6 +98,7 @@ def test_a_collection_that_cannot_start_leaves_the_next_one_collecting(engine, t
         engine.post(request(start_step=-1, active=1, prof_dir="first"))
         run_steps(engine, 3)
     assert not (tmp_path / "first").exists()
+    assert "cannot start the collection of test: recording limit: TypeError(" in log_text(engine)
     engine.post(request(start_step=-1, active=2, prof_dir="second"))
     run_steps(engine, 4)
     (run_dir,) = run_dirs(str(tmp_path / "second"))
