@@ -85,6 +85,9 @@ ACTIVE_STEPS = Range(1, STEP_COUNT.high)
 #: profiler_config.json's ``start_step``: -1 (the next step), 0 (no collection) or a step number.
 START_STEP = Range(-1, STEP_COUNT.high)
 
+#: key_averages' group_by_stack_n: frames, a C int in the core.
+STACK_FRAMES = Range(0, (1 << 31) - 1)
+
 #: A rank of profiler_config.json's rank_list (torch.distributed's ranks are C ints).
 RANK = Range(0, (1 << 31) - 1)
 

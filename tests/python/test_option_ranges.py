@@ -207,3 +207,15 @@ def test_a_rank_list_holds_ranks_torch_distributed_can_number():
     config, problems = parse(json.dumps({"rank_list": [1, 2 ** 31]}))
     assert config.rank_list == () and problems == [
         f"'rank_list' must be a list of ranks (integers from 0 to 2**31 - 1), got [1, {2 ** 31}]; the default is used"]
+
+
+def test_group_by_stack_n_is_a_number_of_frames_the_core_counts():
+    with perfprof.profile(activities=[ProfilerActivity.CPU]) as prof:
+        with perfprof.record_function("work"):
+            pass
+    assert [row.key for row in prof.key_averages(group_by_stack_n=2 ** 31 - 1)] == ["work"]
+    for events in (prof, prof.events()):  # the profiler's and an EventList's key_averages
+        with pytest.raises(ValueError, match=r"'group_by_stack_n' must be from 0 to 2\*\*31 - 1, got 2147483648"):
+            events.key_averages(group_by_stack_n=2 ** 31)  # a raw pybind11 TypeError before
+        with pytest.raises(TypeError, match="'group_by_stack_n' must be an int"):
+            events.key_averages(group_by_stack_n=True)
