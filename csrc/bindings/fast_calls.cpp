@@ -164,7 +164,8 @@ bool read_range_id(const char* function, PyObject* value, uint64_t* id) {
 }
 
 // A stream given to an mstx call: None, an int handle, or an object with an int `cuda_stream`
-// attribute (torch.cuda.Stream). Returns false with a TypeError for anything else.
+// attribute (torch.cuda.Stream). Returns false with a TypeError for anything else, a ValueError for an
+// int outside 0..2**63 - 1.
 bool read_stream(const char* function, PyObject* value, bool* given, uint64_t* handle) {
   *given = value != nullptr && value != Py_None;
   if (!*given) return true;
@@ -182,8 +183,17 @@ bool read_stream(const char* function, PyObject* value, bool* given, uint64_t* h
                  function, Py_TYPE(value)->tp_name);
     return false;
   }
-  *handle = PyLong_AsUnsignedLongLongMask(number);
+  // A handle is a pointer's bits, recorded as a signed 64-bit argument: one outside 0..2**63 - 1
+  // is refused, not wrapped into another stream.
+  const long long signed_handle = PyLong_AsLongLong(number);
   Py_DECREF(number);
+  if (signed_handle < 0) {
+    PyErr_Clear();  // the OverflowError of an int beyond 64 bits, if that was it
+    PyErr_Format(PyExc_ValueError, "%s(): 'stream' must be a stream handle from 0 to 2**63 - 1, got %R", function,
+                 value);
+    return false;
+  }
+  *handle = static_cast<uint64_t>(signed_handle);
   return true;
 }
 

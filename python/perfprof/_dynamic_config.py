@@ -23,6 +23,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
 from ._node_config import read_file
 from ._options import ProfilerOptions
+from ._ranges import ACTIVE_STEPS, RANK, START_STEP, STEP_COUNT, Range
 from .activity import ProfilerActivity
 from .experimental_config import ExperimentalConfig
 
@@ -58,12 +59,12 @@ class _Invalid(ValueError):
     """A field's value that cannot be used: the message says why."""
 
 
-def _int_at_least(low: int) -> Callable[[Any], int]:
-    def check(value: Any) -> int:
-        if not isinstance(value, int) or isinstance(value, bool):
-            raise _Invalid(f"must be an integer, got {json.dumps(value)}")
-        if value < low:
-            raise _Invalid(f"must be {low} or more, got {value}")
+def _in(allowed: Range) -> Callable[[Any], Any]:
+    """The check of a numeric field: a value in `allowed` (perfprof's ranges, as profile() has them)."""
+    def check(value: Any) -> Any:
+        violation = allowed.violation(value)
+        if violation is not None:
+            raise _Invalid(violation[1])
         return value
     return check
 
@@ -115,8 +116,8 @@ def _plot_envelope(value: Any) -> Union[Dict[str, Any], str, None]:
 
 
 def _rank_list(value: Any) -> Tuple[int, ...]:
-    if not isinstance(value, list) or not all(isinstance(r, int) and not isinstance(r, bool) and r >= 0 for r in value):
-        raise _Invalid(f"must be a list of ranks (integers 0 or more), got {json.dumps(value)}")
+    if not isinstance(value, list) or not all(rank in RANK for rank in value):
+        raise _Invalid(f"must be a list of ranks (integers {RANK}), got {json.dumps(value)}")
     return tuple(value)
 
 
@@ -128,9 +129,9 @@ def _metadata(value: Any) -> Dict[str, Any]:
 
 # What only a dynamic collection has: each field's check (its default is DynamicConfig's).
 _COLLECTION_FIELDS: Dict[str, Callable[[Any], Any]] = {
-    "start_step": _int_at_least(-1),
-    "active": _int_at_least(1),
-    "warmup": _int_at_least(0),
+    "start_step": _in(START_STEP),
+    "active": _in(ACTIVE_STEPS),
+    "warmup": _in(STEP_COUNT),
     "prof_dir": _safe_path,
     "analyse": _bool,
     "async_mode": _bool,

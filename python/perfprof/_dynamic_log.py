@@ -8,7 +8,8 @@ backup's oldest go. The log directory is made 0750 and the files 0640: a shared 
 directory must not hand a job's logs to every user of the filesystem.
 
 Warnings and errors also reach perfprof's logger (stderr by default), so a refused config is not
-only in a file the user may never open.
+only in a file the user may never open. A log file removed while the job runs (the configuration
+directory deleted and made again) is made again at the next line.
 """
 from __future__ import annotations
 
@@ -17,9 +18,9 @@ import logging
 import logging.handlers
 import os
 import socket
-from typing import List
+from typing import Any, List
 
-from ._files import FILE_MODE, make_directory
+from ._files import FILE_MODE, make_directory, new_directory
 
 MAX_LOG_BYTES = 200 * 1024
 _FORMAT = "%(asctime)s [%(levelname)s] [%(process)d] %(filename)s: %(message)s"
@@ -28,12 +29,57 @@ _instances = itertools.count()  # a logger name per DynamicLogs: several may liv
 
 
 class _PrivateRotatingFile(logging.handlers.RotatingFileHandler):
-    """A RotatingFileHandler whose files (the new one after each rollover too) are 0640."""
+    """A RotatingFileHandler whose files (the new one after each rollover too) are 0640, and
+    that follows its path: when the file was removed or replaced (the configuration directory
+    deleted and made again while the job runs), the next line reopens it there, making the log
+    directory again. A configuration directory that is gone is not made again: its lines are
+    left out of the file (said once; warnings still reach stderr) until it is back."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._said_missing = False
 
     def _open(self):  # type: ignore[no-untyped-def]
         stream = super()._open()
         os.chmod(self.baseFilename, FILE_MODE)
         return stream
+
+    def emit(self, record: logging.LogRecord) -> None:
+        # Called under the handler's lock: the monitor thread and the training thread both log.
+        if self._follow_path():
+            super().emit(record)
+
+    def _follow_path(self) -> bool:
+        """Whether the file at the path is the one open (reopened when it was not)."""
+        if self.stream is not None and _same_file(self.stream.fileno(), self.baseFilename):
+            return True
+        if self.stream is not None:
+            self.stream.close()
+            self.stream = None  # type: ignore[assignment]
+        directory = os.path.dirname(self.baseFilename)
+        try:
+            if not os.path.isdir(directory):
+                new_directory(directory)  # the log folder only: its parent is the user's
+            self.stream = self._open()
+        except OSError as error:
+            if not self._said_missing:
+                logging.getLogger("perfprof").warning(
+                    "perfprof: dynamic_profile: the log %s cannot be written (%s); its lines are left out until "
+                    "its directory is back", self.baseFilename, error)
+                self._said_missing = True
+            return False
+        self._said_missing = False
+        return True
+
+
+def _same_file(descriptor: int, path: str) -> bool:
+    """Whether `path` names the open file `descriptor` (not removed, nor replaced)."""
+    try:
+        on_disk = os.stat(path)
+    except OSError:
+        return False
+    opened = os.fstat(descriptor)
+    return (on_disk.st_dev, on_disk.st_ino) == (opened.st_dev, opened.st_ino)
 
 
 class DynamicLogs:

@@ -201,6 +201,11 @@ class DynamicProfiler:
             self.logs.actions.error("step %d: cannot start the collection of %s: %s: %s", self.step_num,
                                     request.source, type(error).__name__, error)
             return
+        if prof._start_failure():  # said on stderr too; the profile is left for the next config
+            self.logs.actions.error("step %d: cannot start the collection of %s: %s", self.step_num, request.source,
+                                    prof._start_failure())
+            prof.stop()
+            return
         self._collection = _Collection(prof, self.step_num, config.warmup + config.active, request.source)
         self.logs.actions.info("step %d: collection started from %s: warmup %d, active %d, into %s", self.step_num,
                                request.source, config.warmup, config.active, os.path.abspath(config.prof_dir))

@@ -7,16 +7,19 @@ results: freeing them costs about as much as reading them) until it is dropped, 
 does when its next collection begins, or with itself. The schedule and its step state machine
 (profiler.py, csrc/schedule) decide when these calls happen; the session knows nothing of steps.
 
-The recorder is process-wide, so one session collects at a time in a process.
+The recorder is process-wide, so one session collects at a time in a process. A start goes
+through stages (``start_stages``); whichever fails, what the stages before it did is undone and
+the recorder freed, so that a failed start never keeps the process from profiling again.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
-from typing import Any, Callable, List, Optional, Sequence, Set, Tuple
+from typing import Any, Callable, Iterator, List, Optional, Sequence, Set, Tuple
 
-from . import _core
-from ._collectors import Collection, Collector, collectors_for
+from . import _core, _start_faults
+from ._collectors import KINDS, Collection, Collector, collectors_for
 from ._logging import logger
 from ._memory_headroom import memory_headroom
 from ._options import ProfilerOptions
@@ -31,7 +34,7 @@ class Session:
 
     def __init__(self, options: ProfilerOptions) -> None:
         self.options = options
-        self._collectors: List[Collector] = collectors_for(options)
+        self._collectors: List[Collector] = []  # those started (or starting), in start order
         self._collection = Collection()
         self._stream: Optional[_core.CaptureStream] = None
         self._termination: Optional[TerminationNotice] = None
@@ -41,6 +44,9 @@ class Session:
         self.build_failure = ""
         #: Host events the capture file lacks because it could not be written (the trace has them).
         self.capture_lacks = 0
+        #: Why the collection could not start ("" when it did, or has not tried).
+        self.start_failure = ""
+        self._stage = ""  # the stage of the start under way, for the line a failure logs
 
     @property
     def collecting(self) -> bool:
@@ -48,40 +54,118 @@ class Session:
         return _collecting is self
 
     def prepare(self) -> None:
-        """Begin collecting (warm-up). Raises ``RuntimeError`` while another session collects."""
-        global _collecting
-        with _collecting_lock:
-            if _collecting is not None:
-                raise RuntimeError("perfprof: another profiler is already collecting in this process; "
-                                   "stop it before starting this one")
-            _collecting = self
-        self.options.log_uncollected()
-        self._limit_bytes = _record_limit_bytes(self.options.experimental_config.record_limit_mb)
-        _core.set_event_limit(_UNLIMITED_EVENTS if self._limit_bytes is None else
-                              self._limit_bytes // _core.EVENT_BYTES)
-        for collector in self._collectors:
-            _core.set_channels(_core.channels() | collector.channels)
-            _guarded(collector, "start", collector.start)
+        """Begin collecting (warm-up). Raises ``RuntimeError`` while another session collects
+        (a misuse). Any other failure is the profiler's business: what the stages before it did
+        is undone, one line is logged (``start_failure`` says why) and the session does not
+        collect; the job goes on, and the next session starts afresh."""
+        self._claim()
+        try:
+            with self._starting("claim"):
+                pass  # the recorder is this session's: from here on, a failure gives it back
+            with self._starting("collectors"):
+                collectors = collectors_for(self.options)
+            self.options.log_uncollected()
+            with self._starting("recording limit"):
+                self._limit_bytes = _record_limit_bytes(self.options.experimental_config.record_limit_mb)
+                _core.set_event_limit(_UNLIMITED_EVENTS if self._limit_bytes is None else
+                                      self._limit_bytes // _core.EVENT_BYTES)
+            for collector in collectors:
+                self._collectors.append(collector)  # stopped from now on, even if its start fails
+                _core.set_channels(_core.channels() | collector.channels)
+                _guarded(collector, "start", _start, collector)
+        except Exception as error:  # never hurt the job: it goes on without this collection
+            self._abandon(error)
 
     def begin_window(self, capture_path: Optional[str] = None,
                      run_metadata: Sequence[Tuple[str, str, bool]] = ()) -> None:
         """Keep what is collected from now on (the end of warm-up). With `capture_path` the
         session's capture is written there while it records (see ``flush``), beginning with
         `run_metadata` ((key, JSON text, added by the user) entries: how the run is configured,
-        kept even if the process is killed); without, the session is held in memory until it
-        stops."""
+        kept even if the process is killed); without, or when the file cannot be written (one
+        line says so), the session is held in memory until it stops. A failure beyond those is
+        undone as one of :meth:`prepare` is: the session then no longer collects."""
         self._collection.window_begin_ns = _core.now_ns()
         self.window_open = True
-        for collector in self._collectors:
-            _guarded(collector, "window begin", collector.window_begin)
-        if capture_path is not None:
-            self._stream = _core.CaptureStream(capture_path)
-            for key, text, from_user in run_metadata:
-                self._stream.add_metadata(key, text, from_user)
-            self._stream.start_flushing(self.options.experimental_config.capture_buffer_mb << 20)
-            self._check_stream()
-            self._termination = TerminationNotice(os.path.dirname(os.path.abspath(capture_path)), self.flush)
-            self._termination.install()
+        try:
+            with self._starting("window"):
+                for collector in self._collectors:
+                    _guarded(collector, "window begin", collector.window_begin)
+            if capture_path is not None:
+                self._open_capture(capture_path, run_metadata)
+        except Exception as error:  # never hurt the job: it goes on without this collection
+            self._abandon(error)
+
+    def _open_capture(self, path: str, run_metadata: Sequence[Tuple[str, str, bool]]) -> None:
+        """Write the capture at `path` from now on, and have SIGTERM and the interpreter's exit
+        say where it is; a capture that cannot be written leaves the session in memory."""
+        try:
+            with self._starting("capture file"):
+                self._stream = _core.CaptureStream(path)
+                for key, text, from_user in run_metadata:
+                    self._stream.add_metadata(key, text, from_user)
+                self._stream.start_flushing(self.options.experimental_config.capture_buffer_mb << 20)
+        except Exception as error:  # the session goes on in memory, as when the disk fills up later
+            logger.warning("perfprof: the capture %s cannot be written (%r); the session is kept in memory", path,
+                           error)
+            self._drop_stream()
+            return
+        self._check_stream()
+        notice = TerminationNotice(os.path.dirname(os.path.abspath(path)), self.flush)
+        try:
+            with self._starting("exit notice"):
+                notice.install()
+        except Exception as error:  # the capture is written all the same; only the notice is missing
+            notice.remove()
+            logger.warning("perfprof: SIGTERM and the interpreter's exit will not name the capture %s (%r)", path,
+                           error)
+            return
+        self._termination = notice
+
+    def _claim(self) -> None:
+        global _collecting
+        with _collecting_lock:
+            if _collecting is not None:
+                raise RuntimeError("perfprof: another profiler is already collecting in this process; "
+                                   "stop it before starting this one")
+            _collecting = self
+
+    @contextlib.contextmanager
+    def _starting(self, stage: str) -> Iterator[None]:
+        """One stage of the start: named for the line its failure logs (and for tests' faults)."""
+        self._stage = stage
+        yield
+        _start_faults.reached(stage)
+
+    def _abandon(self, error: BaseException) -> None:
+        """A start failed at the current stage: undo what every stage did so far (the
+        collectors started stop, in the reverse order, their channels close, what they recorded
+        goes, the capture file goes) and free the recorder for the next session."""
+        global _collecting
+        self.start_failure = f"{self._stage}: {error!r}"
+        self.window_open = False
+        try:
+            if self._termination is not None:
+                self._termination.remove()
+                self._termination = None
+            for collector in reversed(self._collectors):
+                _guarded(collector, "stop", collector.stop, self._collection)
+                _core.set_channels(_core.channels() & ~collector.channels)
+            self._collectors = []
+            self._drop_stream()
+            _core.discard()
+        finally:
+            with _collecting_lock:
+                if _collecting is self:
+                    _collecting = None
+        logger.error("perfprof: the collection could not start (%s); this cycle is not collected and the job "
+                     "goes on", self.start_failure)
+
+    def _drop_stream(self) -> None:
+        """Let the capture being opened go, removing its file: it holds no event yet. (Its last
+        reference goes with this call: the stream's flushing thread stops and the file closes.)"""
+        stream, self._stream = self._stream, None
+        if stream is not None and stream.events_appended == 0 and not stream.removed:
+            _remove_quietly(stream.path)
 
     def toggle(self, enable: bool, activities: Set[str]) -> None:
         """Resume (`enable`) or pause recording the `activities` ("CPU", "CUDA") from now on:
@@ -172,10 +256,28 @@ class Session:
 def _remove_if_eventless(stream: _core.CaptureStream) -> None:
     """A capture that could not be written and holds no event is of no use to anyone: it goes."""
     if not stream.ok and stream.events_appended == 0 and not stream.removed:
-        try:
-            os.remove(stream.path)
-        except OSError:
-            pass
+        _remove_quietly(stream.path)
+
+
+def _remove_quietly(path: str) -> None:
+    try:
+        os.remove(path)
+    except OSError:
+        pass
+
+
+def start_stages() -> List[str]:
+    """The stages a start goes through, in order: each is undone when a later one fails
+    (_start_faults injects the failures the tests make)."""
+    collector_stages = [stage for kind in KINDS for stage in (*kind.start_stages, f"{kind.name} start")]
+    return ["claim", "collectors", "recording limit", *collector_stages, "run directory", "window", "capture file",
+            "exit notice"]
+
+
+def _start(collector: Collector) -> None:
+    """Start one collector: a stage of its own (``{name} start``)."""
+    collector.start()
+    _start_faults.reached(f"{collector.name} start")
 
 
 def _guarded(collector: Collector, phase: str, call: Callable[..., None], *args: Any) -> None:

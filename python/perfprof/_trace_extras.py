@@ -3,11 +3,11 @@ against it: a trace id per cycle (``trace_id`` at the top of the trace, ``get_tr
 an execution trace observer started and stopped with the kept window."""
 from __future__ import annotations
 
-import math
 import uuid
 from typing import Any, Callable, Optional
 
 from ._logging import logger, warn_once
+from ._ranges import TIMEOUT_S
 
 
 def check_trace_id_callback(function: str, callback: object) -> Optional[Callable[[], str]]:
@@ -36,15 +36,8 @@ def new_trace_id(callback: Optional[Callable[[], str]]) -> str:
 
 
 def check_timeout(function: str, timeout_s: object) -> Optional[float]:
-    """post_processing_timeout_s: None, or a number of seconds >= 0."""
-    if timeout_s is None:
-        return None
-    if not isinstance(timeout_s, (int, float)) or isinstance(timeout_s, bool):
-        raise TypeError(f"{function}: 'post_processing_timeout_s' must be a number of seconds, "
-                        f"got {type(timeout_s).__name__}")
-    if math.isnan(timeout_s) or timeout_s < 0:
-        raise ValueError(f"{function}: 'post_processing_timeout_s' must be >= 0, got {timeout_s!r}")
-    return float(timeout_s)
+    """post_processing_timeout_s: None, or a number of seconds >= 0 (inf: no bound)."""
+    return None if timeout_s is None else float(TIMEOUT_S.check(timeout_s, function, "post_processing_timeout_s"))
 
 
 def check_observer(function: str, observer: object) -> Any:

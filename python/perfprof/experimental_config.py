@@ -2,10 +2,10 @@
 from __future__ import annotations
 
 import enum
-import numbers
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Type, TypeVar, Union
 
 from ._logging import logger, warn_once
+from ._ranges import DEVICE_INDEX, GC_THRESHOLD_MS, SAMPLE_INTERVAL_MS, SIZE_MIB
 
 
 class ExportType(enum.Enum):
@@ -69,10 +69,7 @@ def supported_gpu_metrics(device: int = 0) -> List[GpuMetrics]:
     CUPTI cannot say (no GPU, no CUPTI, a CUPTI without the Range Profiler API); the reason is
     logged. A group listed may still be refused when a profiler starts (another tool holding the
     GPU's counters, counters restricted to administrators): that is logged then."""
-    if isinstance(device, bool) or not isinstance(device, int):
-        raise TypeError(f"device must be an int, not {type(device).__name__}")
-    if device < 0:
-        raise ValueError(f"device must be 0 or more, not {device}")
+    device = int(DEVICE_INDEX.check(device, "supported_gpu_metrics", "device"))
     from .cuda import cuda_status
     from . import _core
 
@@ -237,18 +234,9 @@ def _json_value(value: Any) -> Any:
     return value
 
 
-#: The largest size in MiB a size option takes: 1 PiB, far beyond any machine, whose bytes still
-#: fit the core's 64-bit counters (2**80 was accepted once, then failed inside the first step).
-_MAX_MIB = 1 << 30
-
-
 def _size_mib(value: object, field: str) -> int:
-    """A size in MiB, from 1 to _MAX_MIB."""
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise TypeError(f"ExperimentalConfig: '{field}' must be an int, got {type(value).__name__}")
-    if not 1 <= value <= _MAX_MIB:
-        raise ValueError(f"ExperimentalConfig: '{field}' must be from 1 to {_MAX_MIB} (MiB), got {value}")
-    return value
+    """A size in MiB (capture_buffer_mb, record_limit_mb)."""
+    return int(SIZE_MIB.check(value, "ExperimentalConfig", field))
 
 
 def _flag(value: object, field: str) -> bool:
@@ -309,28 +297,12 @@ def _names(value: Optional[Iterable[str]], field: str) -> List[str]:
 
 
 def _threshold(value: object) -> Optional[float]:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(
-            f"ExperimentalConfig: 'gc_detect_threshold' must be a number of ms or None, got {value!r}"
-        )
-    if not 0 <= value <= _MAX_THRESHOLD_MS:
-        raise ValueError(f"ExperimentalConfig: 'gc_detect_threshold' must be >= 0 and at most "
-                         f"{_MAX_THRESHOLD_MS:.4g} ms (the longest time perfprof counts), got {value!r}")
-    return float(value)
+    """gc_detect_threshold: None (off) or a number of ms."""
+    return None if value is None else float(GC_THRESHOLD_MS.check(value, "ExperimentalConfig", "gc_detect_threshold"))
 
 
 def _interval(value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"ExperimentalConfig: 'sample_interval_ms' must be a number of ms, got {value!r}")
-    if not 1 <= value <= 60_000:
-        raise ValueError(f"ExperimentalConfig: 'sample_interval_ms' must be from 1 to 60000 ms, got {value!r}")
-    return float(value)
-
-
-# Pauses are timed in int64 nanoseconds.
-_MAX_THRESHOLD_MS = (2 ** 63 - 1) / 1e6
+    return float(SAMPLE_INTERVAL_MS.check(value, "ExperimentalConfig", "sample_interval_ms"))
 
 
 def _host_sys(value: Optional[Iterable[str]]) -> List[str]:

@@ -10,6 +10,7 @@ from . import _core, _trace_extras, memory, summary, torch_capture
 from ._files import make_directory
 from ._logging import logger, warn_once
 from ._options import ProfilerOptions
+from ._ranges import STEP_COUNT
 from ._session import Session
 from .activity import ProfilerActivity, as_activities
 from .experimental_config import ExperimentalConfig
@@ -127,8 +128,10 @@ class _KinetoProfile:
         self.stop_trace()
 
     def prepare_trace(self) -> None:
-        """Begin collection (warm-up): what is recorded until start_trace() is discarded."""
-        if self._collecting():
+        """Begin collection (warm-up): what is recorded until start_trace() is discarded. A
+        collection that cannot start (logged in one line) leaves this cycle uncollected; the next
+        cycle tries again. Raises ``RuntimeError`` while another profiler collects."""
+        if self._collecting() or self._start_failure():
             return
         self._session = None  # the last collection, and torch's results it kept, go before the next begins
         self._trace_id = _trace_extras.new_trace_id(self.custom_trace_id_callback)
@@ -139,6 +142,8 @@ class _KinetoProfile:
     def start_trace(self) -> None:
         """Start keeping what is recorded (the end of warm-up)."""
         self.prepare_trace()
+        if self._start_failure():
+            return
         if self._session.window_open:
             self._session.begin_window()
         else:
@@ -175,9 +180,16 @@ class _KinetoProfile:
             self._trace = self._session.stop()
             if self.acc_events and self._trace is not None:
                 self._kept_traces.append(self._trace)
+        elif self._start_failure():  # the cycle ends with no trace (the last cycle's is not its)
+            self._session, self._trace = None, None
 
     def _collecting(self) -> bool:
         return self._session is not None and self._session.collecting
+
+    def _start_failure(self) -> str:
+        """Why this cycle's collection could not start ("" when it did, or has not tried); also
+        read by dynamic profiling, for its log."""
+        return self._session.start_failure if self._session is not None else ""
 
     def __enter__(self) -> "_KinetoProfile":
         self.start()
@@ -485,16 +497,12 @@ class profile(_KinetoProfile):
     def step_num(self) -> int:
         """The current step number (0 before the first step()). Writable, as torch.profiler's:
         the schedule and the ``ProfilerStep#N`` ranges count on from a number set here (a job
-        that starts profiling at step 100 sets 100 before start())."""
+        that starts profiling at step 100 sets 100 before start()); from 0 to 2**62 - 1."""
         return self._controller.step
 
     @step_num.setter
     def step_num(self, value: int) -> None:
-        if not isinstance(value, int) or isinstance(value, bool):
-            raise TypeError(f"profile: 'step_num' must be an int, got {type(value).__name__}")
-        if value < 0:
-            raise ValueError(f"profile: 'step_num' must be 0 or more, got {value}")
-        self._controller.step = value
+        self._controller.step = int(STEP_COUNT.check(value, "profile", "step_num"))
 
     @property
     def current_action(self) -> ProfilerAction:
@@ -510,7 +518,11 @@ class profile(_KinetoProfile):
                 raise RuntimeError(f"perfprof.profile.start(): the profiler is already started{where}; "
                                    "stop() it before starting it again")
             self._owner_pid, self._stopped = os.getpid(), False
-            self._run(self._controller.start(self._action_at(self.step_num).value))
+            try:
+                self._run(self._controller.start(self._action_at(self.step_num).value))
+            except BaseException:  # not started (another profiler collects, a bad schedule): start() may be retried
+                self._owner_pid = None
+                raise
             self._begin_step_range()
 
     def stop(self) -> None:

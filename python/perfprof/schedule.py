@@ -2,11 +2,11 @@
 from __future__ import annotations
 
 import enum
-import numbers
 from typing import Callable, Dict, Optional
 
 from . import _core
 from ._logging import logger
+from ._ranges import ACTIVE_STEPS, STEP_COUNT
 
 
 class ProfilerAction(enum.Enum):
@@ -36,9 +36,7 @@ class Schedule:
         self.parameters = dict(parameters)
 
     def __call__(self, step: int) -> ProfilerAction:
-        if not isinstance(step, numbers.Integral) or isinstance(step, bool):
-            raise TypeError(f"schedule: step must be an int, got {type(step).__name__}")
-        return _ACTIONS[self._impl.action_at(int(step))]
+        return _ACTIONS[self._impl.action_at(int(STEP_COUNT.check(step, "schedule", "step")))]
 
     def __repr__(self) -> str:
         return self._impl.describe()
@@ -61,7 +59,10 @@ def schedule(
     cycle starts without its wait steps.
 
     The action for every step is the one ``torch.profiler.schedule`` gives for the same arguments.
-    Invalid arguments raise ``ValueError`` (negative counts, ``active < 1``) or ``TypeError``.
+    Each count is an int from 0 (``active``: 1) to 2**62 - 1, and so are the length of a cycle
+    (``wait + warmup + active``) and, with ``repeat``, the steps of all its cycles: steps are
+    counted in 64 bits, and these sums must fit. A count outside raises ``ValueError`` naming it;
+    a value that is not an int, ``TypeError``.
     """
     values = {
         "wait": wait,
@@ -71,19 +72,28 @@ def schedule(
         "skip_first": skip_first,
         "skip_first_wait": skip_first_wait,
     }
-    for field, value in values.items():
-        if not isinstance(value, numbers.Integral) or isinstance(value, bool):
-            raise TypeError(f"schedule: '{field}' must be an int, got {type(value).__name__}")
-        if value >= _STEP_LIMIT:  # steps are counted in int64 (negative values: the core's ValueError)
-            raise ValueError(f"schedule: '{field}' must be below 2**63, got {value}")
-    parameters = {k: int(v) for k, v in values.items()}
+    parameters = {field: int(_COUNT_RANGES.get(field, STEP_COUNT).check(value, "schedule", field))
+                  for field, value in values.items()}
+    _check_spans(parameters)
     result = Schedule(_core.Schedule(**parameters), parameters)
     if warmup == 0:
         logger.info("perfprof: schedule without warm-up steps; the first recorded step may be slower")
     return result
 
 
-_STEP_LIMIT = 2 ** 63
+_COUNT_RANGES = {"active": ACTIVE_STEPS}  # every other count: STEP_COUNT
+
+
+def _check_spans(parameters: Dict[str, int]) -> None:
+    """The sums of counts the core computes stay within STEP_COUNT: a cycle's steps, and with
+    ``repeat`` the steps of all its cycles (each count alone may fit while its sum does not)."""
+    cycle = parameters["wait"] + parameters["warmup"] + parameters["active"]
+    if cycle not in STEP_COUNT:
+        raise ValueError(f"schedule: a cycle's steps 'wait' + 'warmup' + 'active' must be {STEP_COUNT}, got {cycle}")
+    every_cycle = parameters["repeat"] * cycle
+    if every_cycle not in STEP_COUNT:
+        raise ValueError(f"schedule: the steps of all cycles 'repeat' * ('wait' + 'warmup' + 'active') must be "
+                         f"{STEP_COUNT}, got {every_cycle}")
 
 
 #: The parameters a schedule is described by, in the order a reader thinks of a cycle.

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ._files import make_directory, replaced_whole
+from ._ranges import STACK_FRAMES
 
 if TYPE_CHECKING:
     from . import _core
@@ -374,8 +375,7 @@ def check_grouping(function: str, shapes_name: str, by_shapes: object, stack_n: 
     """The grouping arguments of key_averages, checked as torch's types have them."""
     if not isinstance(by_shapes, bool):
         raise TypeError(f"{function}: {shapes_name!r} must be a bool, got {type(by_shapes).__name__}")
-    if not isinstance(stack_n, int) or isinstance(stack_n, bool) or stack_n < 0:
-        raise ValueError(f"{function}: 'group_by_stack_n' must be an int >= 0, got {stack_n!r}")
+    STACK_FRAMES.check(stack_n, function, "group_by_stack_n")
     if not isinstance(by_overload, bool):
         raise TypeError(f"{function}: 'group_by_overload_name' must be a bool, got {type(by_overload).__name__}")
 

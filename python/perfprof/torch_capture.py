@@ -35,7 +35,7 @@ import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, List, Optional, Set
 
-from . import _core
+from . import _core, _start_faults
 from ._logging import logger, warn_once
 
 if TYPE_CHECKING:
@@ -120,13 +120,16 @@ def start_thread(options: CaptureOptions) -> None:
     _thread.options = options
     if torch_loaded():
         _start_torch_capture(options)
+        _start_faults.reached("torch capture")
     else:
         _waiting_for_torch.append(options)
         _watch_torch_import()
-    if options.with_stack and not _core.python_tracer_install(_PACKAGE_DIR, _path_prefixes(), _module_call_code()):
-        warn_once("python-tracer", "perfprof: with_stack: another tool holds what perfprof traces with (a "
-                  "profile hook such as cProfile's before Python 3.12; every sys.monitoring tool id from 3.12); "
-                  "Python calls are not captured")
+    if options.with_stack:
+        if not _core.python_tracer_install(_PACKAGE_DIR, _path_prefixes(), _module_call_code()):
+            warn_once("python-tracer", "perfprof: with_stack: another tool holds what perfprof traces with (a "
+                      "profile hook such as cProfile's before Python 3.12; every sys.monitoring tool id from "
+                      "3.12); Python calls are not captured")
+        _start_faults.reached("python tracer")
 
 
 def _start_torch_capture(options: CaptureOptions) -> None:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional
 if TYPE_CHECKING:
     from .plots import AutoPlot, AutoPlotError
 
+from . import _start_faults
 from ._files import make_directory, new_directory, remove_stale_temporaries
 from ._logging import logger
 from ._run_directory import (CAPTURE_FILE, INFO_FILE, METADATA_FILE, OUTPUT_DIR, RUN_DIR_SUFFIX, records_beyond_trace,
@@ -45,15 +46,22 @@ class TraceHandler:
         says so)."""
         try:
             self._cycle_run_dir = self._new_run_dir()
-        except Exception:  # never hurt the job; the cycle's end tries again, and says what happened
+            _start_faults.reached("run directory")
+        except Exception as error:  # never hurt the job; the cycle's end tries again, and warns if it fails too
+            logger.info("perfprof: the cycle's run directory cannot be made in %r now (%r); the cycle is held in "
+                        "memory, and its end tries again", self.dir_name, error)
             return None
         return os.path.join(self._cycle_run_dir, CAPTURE_FILE)
 
     def end_cycle_without_trace(self) -> None:
         """The cycle's trace could not be built: its run directory (listed in ``run_dirs``) keeps
-        the capture only, for ``perfprof analyse`` to build later."""
+        the capture only, for ``perfprof analyse`` to build later; one left empty (the cycle could
+        not start) goes."""
         run_dir, self._cycle_run_dir = self._cycle_run_dir, None
-        if run_dir is not None:
+        if run_dir is None:
+            return
+        _remove_if_empty(run_dir)
+        if os.path.isdir(run_dir):
             self.run_dirs.append(run_dir)
 
     def __call__(self, prof: Any) -> None:

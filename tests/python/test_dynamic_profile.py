@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import shutil
 import stat
 import time
 
@@ -14,7 +15,7 @@ import pytest
 from perfprof import dynamic_profile as dp
 from perfprof._dynamic_config import CONFIG_FILE, parse
 from perfprof._dynamic_log import MAX_LOG_BYTES, DynamicLogs
-from perfprof import _dynamic_profiler
+from perfprof import _dynamic_profiler, _session
 from perfprof._dynamic_profiler import DynamicProfiler, _Request
 from perfprof._node_config import NodeConfigReader
 from trace_checks import load_trace, names, run_dirs, trace_file_of
@@ -86,6 +87,22 @@ def test_a_config_changed_during_a_collection_starts_a_new_one_after_it_ends(eng
     run_steps(engine, 10)
     assert steps_of(run_dirs(str(tmp_path / "first"))[0]) == ["ProfilerStep#1", "ProfilerStep#2", "ProfilerStep#3"]
     assert steps_of(run_dirs(str(tmp_path / "second"))[0]) == ["ProfilerStep#4", "ProfilerStep#5"]
+
+
+def test_a_collection_that_cannot_start_leaves_the_next_one_collecting(engine, tmp_path, monkeypatch):
+    """One collection of a long-running job fails to start (here the recording limit the core
+    cannot hold): it was logged, but kept the recorder claimed, and every later collection of the
+    job failed with 'another profiler is already collecting'."""
+    with monkeypatch.context() as patch:
+        patch.setattr(_session, "_record_limit_bytes", lambda limit_mb: 2 ** 100)
+        engine.post(request(start_step=-1, active=1, prof_dir="first"))
+        run_steps(engine, 3)
+    assert not (tmp_path / "first").exists()
+    assert "cannot start the collection of test: recording limit: TypeError(" in log_text(engine)
+    engine.post(request(start_step=-1, active=2, prof_dir="second"))
+    run_steps(engine, 4)
+    (run_dir,) = run_dirs(str(tmp_path / "second"))
+    assert steps_of(run_dir) == ["ProfilerStep#4", "ProfilerStep#5"]
 
 
 def test_a_rank_outside_rank_list_does_not_collect(engine, tmp_path):
@@ -220,6 +237,45 @@ def test_logs_rotate_at_200_kb_into_one_backup_with_private_permissions(tmp_path
         logs.close()
 
 
+def step_until(profiler: DynamicProfiler, done) -> None:
+    """Step the job until `done()` (the monitor thread polls meanwhile); 60 s at most."""
+    deadline = time.monotonic() + 60
+    while not done() and time.monotonic() < deadline:
+        profiler.step()
+        time.sleep(0.01)
+
+
+def test_logs_go_to_the_config_directory_made_again_while_the_job_runs(tmp_path, monkeypatch, caplog):
+    """The configuration directory is deleted, then made again with a new request, while the
+    job steps: the collection it starts is logged there (its logs went to the removed files)."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(_dynamic_profiler, "FIRST_POLL_INTERVAL_S", 0.05)
+    config_dir = tmp_path / "config"
+    profiler = DynamicProfiler(str(config_dir))
+    try:
+        first_logs = profiler.logs.files
+        shutil.rmtree(config_dir)
+        with caplog.at_level(logging.WARNING, logger="perfprof"):
+            profiler.logs.actions.info("while the directory is gone")  # left out, said once
+            profiler.logs.actions.info("still gone")
+        assert [record.getMessage() for record in caplog.records] == [
+            f"perfprof: dynamic_profile: the log {first_logs[0]} cannot be written ([Errno 2] No such file or "
+            f"directory: '{config_dir / 'log'}'); its lines are left out until its directory is back"]
+        config_dir.mkdir()
+        request = {"start_step": -1, "active": 1, "prof_dir": "out", "analyse": True, "activities": ["CPU"]}
+        (config_dir / CONFIG_FILE).write_text(json.dumps(request))
+        step_until(profiler, lambda: profiler.run_dirs)
+    finally:
+        profiler.close()
+    (run_dir,) = run_dirs(str(tmp_path / "out"))
+    assert sorted(os.listdir(config_dir / "log")) == sorted(os.path.basename(path) for path in first_logs)
+    actions, monitor = (open(path).read() for path in first_logs)
+    assert "while the directory is gone" not in actions
+    assert "collection started from" in actions and f"collection from {config_dir / CONFIG_FILE} done" in actions
+    assert "Dynamic profiler process load json success" in monitor and "Dynamic profiler process done" in monitor
+    assert stat.S_IMODE(os.stat(config_dir / "log").st_mode) == 0o750
+
+
 def test_log_warnings_also_reach_perfprofs_logger(tmp_path, caplog):
     logs = DynamicLogs(str(tmp_path), rank=0)
     try:
@@ -310,7 +366,7 @@ def test_a_copy_left_by_a_killed_reader_is_not_taken_for_the_file(tmp_path):
 
 
 def test_the_poll_interval_follows_the_jobs_step_time_not_the_writing_of_run_directories(engine, monkeypatch):
-    from perfprof import _dynamic_profiler
+    from perfprof import _dynamic_profiler, _session
     from perfprof.trace_handler import TraceHandler
 
     now = [1000.0]

@@ -103,6 +103,22 @@ def test_stream_argument_is_recorded(export):
     assert [e["args"] for e in events(trace, "i")] == [{"domain": "default", "stream": 7}]
 
 
+@pytest.mark.parametrize("stream", [-1, 2 ** 63, 2 ** 64, 2 ** 70])
+def test_a_stream_handle_outside_the_traces_64_bit_argument_is_refused_not_wrapped(stream):
+    """A handle is a pointer's bits, an int64 argument in the trace: 2**64 was recorded as stream
+    0, and 2**63 as -2**63."""
+    for call, function in ((mstx.range_start, "range_start"), (mstx.mark, "mark")):
+        with pytest.raises(ValueError, match=rf"^{function}\(\): 'stream' must be a stream handle from 0 to "
+                                             rf"2\*\*63 - 1, got {stream}$"):
+            call("m", stream)
+
+
+def test_the_largest_stream_handle_is_recorded_as_given(export):
+    with profile_with(mstx=True) as prof:
+        mstx.mark("last handle", stream=2 ** 63 - 1)
+    assert [e["args"] for e in events(export(prof), "i")] == [{"domain": "default", "stream": 2 ** 63 - 1}]
+
+
 def test_ids_are_unique_and_returned_even_when_not_recording():
     ids = {mstx.range_start("x") for _ in range(1000)}
     assert len(ids) == 1000 and 0 not in ids

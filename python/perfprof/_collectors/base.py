@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import abc
 import dataclasses
+from typing import Tuple
 
 from .._options import ProfilerOptions
 
@@ -42,6 +43,8 @@ class Collector(abc.ABC):
     #: belongs to ("": none), and which of its channels a pause closes.
     activity: str = ""
     pausable_channels: int = 0
+    #: The stages inside ``start``, in order, each a point a test may make fail (_start_faults).
+    start_stages: Tuple[str, ...] = ()
 
     def __init__(self, options: ProfilerOptions) -> None:
         self.options = options

@@ -2,7 +2,7 @@
 each kernel's hardware metrics when ExperimentalConfig.gpu_metrics or l2_cache ask for them."""
 from __future__ import annotations
 
-from .. import _core
+from .. import _core, _start_faults
 from .._logging import logger, warn_once
 from .._options import ProfilerOptions
 from ..experimental_config import GpuMetrics, ProfilerLevel
@@ -19,6 +19,7 @@ class GpuActivity(Collector):
 
     name = "GPU activity"
     activity = "CUDA"
+    start_stages = ("CUPTI",)
 
     def __init__(self, options: ProfilerOptions) -> None:
         super().__init__(options)
@@ -36,10 +37,11 @@ class GpuActivity(Collector):
         if error:
             warn_once(f"gpu-start-{error}", f"perfprof: GPU activity is not collected: {error}")
             return
+        self._collecting = True  # CUPTI is held from here: stop() lets it go, whatever fails next
+        _start_faults.reached("CUPTI")
         if skipped:
             warn_once(f"gpu-skipped-{skipped}", "perfprof: this CUPTI or GPU refused some activity kinds, "
                       f"which are not collected: {', '.join(skipped)}")
-        self._collecting = True
         _core.gpu_metrics_configure(config.gpu_metrics.value, config.l2_cache)
 
     def window_begin(self) -> None:

@@ -6,7 +6,7 @@ import threading
 from typing import Any, Optional
 
 from .. import _core, torch_capture
-from .._logging import warn_once
+from .._logging import logger, warn_once
 from .._options import ProfilerOptions
 from .base import Collection, Collector
 
@@ -19,6 +19,7 @@ class HostCapture(Collector):
     channels = _core.CHANNEL_OPERATORS | _core.CHANNEL_PYTHON
     activity = "CPU"
     pausable_channels = channels
+    start_stages = ("torch capture", "python tracer")
 
     def __init__(self, options: ProfilerOptions) -> None:
         super().__init__(options)
@@ -35,7 +36,10 @@ class HostCapture(Collector):
         try:
             torch_capture.start_thread(torch_capture.CaptureOptions.of(self.options, profiling_thread=True))
         except Exception as error:  # never fail the job for its profiler
-            warn_once("host-capture", f"perfprof: PyTorch host capture could not start: {error!r}")
+            # What the start did before it failed is undone: left on, it would keep this thread's
+            # capture taken and every later profiler would capture nothing here.
+            torch_capture.stop_thread()
+            logger.warning("perfprof: PyTorch host capture could not start: %r", error)
             return
         self._thread = threading.get_ident()
 

@@ -12,6 +12,8 @@ from typing import List, Optional
 
 import click
 
+from .._ranges import GC_THRESHOLD_MS, STEP_COUNT
+
 EXIT_OK = 0
 EXIT_FAILED = 1
 
@@ -137,7 +139,8 @@ def summary(paths: List[str], output_format: str, top: int, names: List[str]) ->
 @click.option("--metadata", "metadata_items", multiple=True, metavar="KEY=VALUE",
               help="Add metadata to the run (repeatable), as profile.add_metadata(KEY, VALUE): in the trace, "
                    "profiler_metadata.json and the database (perfprof sweep records each run's configuration).")
-@click.option("--warmup-steps", type=click.IntRange(min=0), default=0, show_default=True,
+@click.option("--warmup-steps", type=click.IntRange(int(STEP_COUNT.low), int(STEP_COUNT.high)), default=0,
+              show_default=True,
               help="Count the first N steps as start-up: the first step then begins at the N-th step boundary "
                    "(0: at the first forward pass, the first call of a torch.nn.Module).")
 @click.option("--schedule", "schedule_text", metavar="wait=N,warmup=N,active=N[,repeat=N,skip_first=N]",
@@ -160,7 +163,8 @@ def summary(paths: List[str], output_format: str, top: int, names: List[str]) ->
               help="Sample the host's CPU, memory, disk and network counters.")
 @click.option("--gpu-telemetry", is_flag=True, help="Sample each GPU's utilisation, memory, power, clock and "
                                                     "temperature (NVML).")
-@click.option("--gc-detect-threshold", type=click.FloatRange(min=0), default=None, metavar="MS",
+@click.option("--gc-detect-threshold", type=click.FloatRange(GC_THRESHOLD_MS.low, GC_THRESHOLD_MS.high), default=None,
+              metavar="MS",
               help="Record garbage collections longer than MS milliseconds.")
 @click.option("--worker-name", default=None, help="Prefix of the run directory [default: {host}_{pid}].")
 @click.option("--no-analyse", is_flag=True, help="Write the capture only; `perfprof analyse` builds the rest later.")
