@@ -366,7 +366,7 @@ def test_a_copy_left_by_a_killed_reader_is_not_taken_for_the_file(tmp_path):
 
 
 def test_the_poll_interval_follows_the_jobs_step_time_not_the_writing_of_run_directories(engine, monkeypatch):
-    from perfprof import _dynamic_profiler, _session
+    from perfprof import _dynamic_profiler
     from perfprof.trace_handler import TraceHandler
 
     now = [1000.0]
