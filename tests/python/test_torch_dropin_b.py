@@ -1,0 +1,201 @@
+"""Switching a script from torch.profiler to perfprof by its import (issue 32, part B): each test
+runs one snippet under torch.profiler and under perfprof and asserts the same behaviour, or the
+documented difference (the run directory's layout, post_processing_timeout_s keeping every event)."""
+from __future__ import annotations
+
+import gzip
+import json
+import logging
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+import perfprof
+from child_process import child_env
+
+torch = pytest.importorskip("torch")
+
+
+def small_step():
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.ReLU(), torch.nn.Linear(8, 2))
+
+    def step():
+        model(torch.ones(4, 8)).sum().backward()
+
+    step()  # the grads exist before either profiler
+    return step
+
+
+def profiled_steps(profiler, steps, **options):
+    """`steps` steps under `profiler` (torch.profiler or perfprof) with a schedule; the profiler."""
+    step = small_step()
+    with profiler.profile(activities=[profiler.ProfilerActivity.CPU],
+                          schedule=profiler.schedule(wait=1, warmup=1, active=2), **options) as prof:
+        for _ in range(steps):
+            step()
+            prof.step()
+    return prof
+
+
+# -- gap 5: KinetoStepTracker ----------------------------------------------------------------
+
+# 8 steps under one profiler, in a child (KINETO_USE_DAEMON makes torch's Kineto start a client of
+# the dynolog daemon, which must not outlive the test): how far they move torch's global step
+# count, and whether the profiler is still a step requester after its with-block.
+STEPS_COUNTED = """
+import json, sys
+import torch, torch.profiler, perfprof
+from torch.autograd.profiler import KinetoStepTracker
+profiler = torch.profiler if sys.argv[1] == "torch" else perfprof
+before = KinetoStepTracker.current_step()
+with profiler.profile(activities=[profiler.ProfilerActivity.CPU],
+                      schedule=profiler.schedule(wait=1, warmup=1, active=2)) as prof:
+    for _ in range(8):
+        torch.ones(4).sum()
+        prof.step()
+print(json.dumps([KinetoStepTracker.current_step() - before, "ProfilerStep" in KinetoStepTracker._step_dict]))
+"""
+
+
+def steps_counted(profiler, daemon):
+    env = child_env()
+    env.pop("KINETO_USE_DAEMON", None)
+    if daemon:
+        env["KINETO_USE_DAEMON"] = "1"
+    child = subprocess.run([sys.executable, "-c", STEPS_COUNTED, profiler], env=env, capture_output=True,
+                           text=True, timeout=300)
+    assert child.returncode == 0, child.stderr
+    return json.loads(child.stdout.splitlines()[-1])
+
+
+@pytest.mark.parametrize("daemon", [True, False], ids=["KINETO_USE_DAEMON", "no-daemon"])
+def test_step_advances_kineto_step_tracker_as_torch_does(daemon):
+    assert steps_counted("perfprof", daemon) == steps_counted("torch", daemon) == [8 if daemon else 0, False]
+
+
+# -- gap 11: post_processing_timeout_s -------------------------------------------------------
+
+
+@pytest.mark.parametrize("profiler", [torch.profiler, perfprof], ids=["torch", "perfprof"])
+def test_negative_post_processing_timeout_is_refused_in_torchs_words(profiler):
+    with pytest.raises(ValueError, match="post_processing_timeout_s must be non-negative"):
+        with profiler.profile(activities=[profiler.ProfilerActivity.CPU], post_processing_timeout_s=-1):
+            pass
+
+
+class Warnings(logging.Handler):
+    """The warnings torch.autograd.profiler's logger (which does not propagate to the root
+    logger) and perfprof's log while installed."""
+
+    LOGGERS = ("torch.autograd.profiler", "perfprof")
+
+    def __init__(self):
+        super().__init__(logging.WARNING)
+        self.messages = []
+
+    def emit(self, record):
+        self.messages.append(record.getMessage())
+
+    def __enter__(self):
+        for name in self.LOGGERS:
+            logging.getLogger(name).addHandler(self)
+        return self
+
+    def __exit__(self, *exc_info):
+        for name in self.LOGGERS:
+            logging.getLogger(name).removeHandler(self)
+
+
+def test_zero_post_processing_timeout_warns_where_torch_does_and_keeps_every_event():
+    step = small_step()
+    results = {}
+    for name, profiler in (("torch", torch.profiler), ("perfprof", perfprof)):
+        for timeout in (None, 0):
+            with Warnings() as logged:
+                with profiler.profile(activities=[profiler.ProfilerActivity.CPU],
+                                      post_processing_timeout_s=timeout) as prof:
+                    step()
+                events = len(prof.events())
+                prof.key_averages()  # the same cycle: no second warning
+            results[name, timeout] = events, [message for message in logged.messages if "partial results" in message]
+    torch_events, torch_warnings = results["torch", 0]
+    assert torch_events == 0 and len(torch_warnings) == 1 and "timed out" in torch_warnings[0]
+    assert results["torch", None][1] == results["perfprof", None][1] == []
+    our_events, our_warnings = results["perfprof", 0]
+    assert our_events == results["perfprof", None][0] > 0  # nothing cut
+    assert len(our_warnings) == 1
+    assert "post_processing_timeout_s=0.000" in our_warnings[0] and "keeps every event" in our_warnings[0]
+
+
+# -- gap 10: tensorboard_trace_handler's layout ----------------------------------------------
+
+
+def traces_written(profiler, folder, **handler_options):
+    """Two saved cycles written by `profiler`'s tensorboard_trace_handler into `folder`: the trace
+    files found by torch's glob, each with its ProfilerStep#N names."""
+    profiled_steps(profiler, 8, on_trace_ready=profiler.tensorboard_trace_handler(
+        str(folder), worker_name="worker", **handler_options))
+    files = sorted(folder.glob("*.pt.trace.json*"))
+    return files, [sorted(event["name"] for event in trace_json(path)["traceEvents"]
+                          if event["name"].startswith("ProfilerStep#")) for path in files]
+
+
+def trace_json(path):
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt") as file:
+        return json.load(file)
+
+
+@pytest.mark.parametrize("use_gzip", [False, True], ids=["json", "gz"])
+def test_flat_layout_writes_the_files_torch_writes(tmp_path, use_gzip):
+    theirs, their_steps = traces_written(torch.profiler, tmp_path / "torch", use_gzip=use_gzip)
+    ours, our_steps = traces_written(perfprof, tmp_path / "perfprof", use_gzip=use_gzip, layout="flat")
+    name = re.compile(r"worker\.\d+\.pt\.trace\.json" + (r"\.gz" if use_gzip else "") + "$")
+    assert len(ours) == len(theirs) == 2  # wait=1 warmup=1 active=2, 8 steps: two saved cycles
+    assert all(name.match(path.name) for path in theirs + ours)
+    assert sorted(entry.name for entry in (tmp_path / "perfprof").iterdir()) == [path.name for path in ours]
+    assert our_steps == their_steps == [["ProfilerStep#2", "ProfilerStep#3"], ["ProfilerStep#6", "ProfilerStep#7"]]
+
+
+def test_default_layout_is_still_the_run_directory(tmp_path):
+    handler = perfprof.tensorboard_trace_handler(str(tmp_path), worker_name="worker")
+    profiled_steps(perfprof, 4, on_trace_ready=handler)
+    (run_dir,) = handler.run_dirs
+    assert list(tmp_path.glob("*.pt.trace.json")) == []
+    assert len(list((tmp_path / run_dir).glob("PERFPROF_OUTPUT/worker.*.pt.trace.json"))) == 1
+
+
+def test_flat_traces_are_summarised_as_torchs_are(tmp_path):
+    handler = perfprof.tensorboard_trace_handler(str(tmp_path / "log"), worker_name="worker", layout="flat",
+                                                 async_mode=True)
+    profiled_steps(perfprof, 8, on_trace_ready=handler)
+    handler.wait()
+    assert [os.path.basename(path) for path in handler.trace_files] == \
+        sorted(path.name for path in (tmp_path / "log").iterdir())
+    result = subprocess.run([sys.executable, "-m", "perfprof", "summary", "log", "--format", "json",
+                             "-a", "step_statistics"], cwd=str(tmp_path), env=child_env(),
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    runs = [json.loads(line) for line in result.stdout.splitlines()]  # one JSON line per trace
+    assert [run["run"] for run in runs] == [os.path.join("log", os.path.basename(path)) for path in handler.trace_files]
+    for run in runs:
+        statistics = run["analyses"]["step_statistics"]
+        row = dict(zip(statistics["columns"], statistics["rows"][0]))
+        steps_us = [event["dur"] for event in trace_json(tmp_path / run["run"])["traceEvents"]
+                    if event["name"].startswith("ProfilerStep#")]
+        assert row["count"] == len(steps_us) == 2
+        assert row["total_ns"] == pytest.approx(sum(steps_us) * 1000, abs=2)  # the trace's us have 3 decimals
+
+
+def test_flat_layout_refuses_what_needs_a_run_directory(tmp_path):
+    for options in ({"analyse_flag": False}, {"auto_plot": True}, {"plot": {}}):
+        with pytest.raises(ValueError, match="layout='flat'"):
+            perfprof.tensorboard_trace_handler(str(tmp_path), layout="flat", **options)
+    with pytest.raises(ValueError, match="'layout' got 'tree'"):
+        perfprof.tensorboard_trace_handler(str(tmp_path), layout="tree")
+    with pytest.raises(TypeError, match="'layout' must be a str"):
+        perfprof.tensorboard_trace_handler(str(tmp_path), layout=None)
