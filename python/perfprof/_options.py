@@ -12,6 +12,7 @@ from typing import Any, Dict, Iterable, Optional, Tuple
 
 from ._logging import warn_once
 from .activity import ProfilerActivity, normalize_activities
+from ._torch_experimental_config import from_torch as torch_config_as_perfprofs, is_torch_config
 from .experimental_config import ExperimentalConfig, GpuMetrics
 
 
@@ -49,7 +50,8 @@ class ProfilerOptions:
 
         ``activities`` None means every supported activity; torch.profiler's members and the
         strings "CPU"/"CUDA" are accepted, and activities this machine cannot collect are dropped
-        with one warning. A wrong type raises ``TypeError`` and a wrong value ``ValueError``,
+        with one warning. torch's ``_ExperimentalConfig`` is read as perfprof's (its fields
+        perfprof collects mapped, one warning naming the others). A wrong type raises ``TypeError`` and a wrong value ``ValueError``,
         each naming the field and starting with `caller` (the public function called).
         """
         normalized = tuple(normalize_activities(activities))
@@ -58,8 +60,11 @@ class ProfilerOptions:
                 raise TypeError(f"{caller}: '{name}' must be a bool, got {type(value).__name__}")
         if experimental_config is None:
             experimental_config = ExperimentalConfig()
+        if is_torch_config(experimental_config):
+            experimental_config = torch_config_as_perfprofs(experimental_config)
         if not isinstance(experimental_config, ExperimentalConfig):
-            raise TypeError(f"{caller}: 'experimental_config' must be a perfprof.ExperimentalConfig, got "
+            raise TypeError(f"{caller}: 'experimental_config' must be a perfprof.ExperimentalConfig (or torch's "
+                            f"_ExperimentalConfig), got "
                             f"{type(experimental_config).__name__}")
         return cls(activities=normalized, experimental_config=experimental_config, **flags)  # type: ignore[arg-type]
 

@@ -61,7 +61,9 @@ class _KinetoProfile:
         profile_memory: record every tensor allocation and free (CPU and CUDA) on the profiling
             thread, with the operator and module it came from; enables
             :meth:`export_memory_timeline` and the ``[memory]`` events of the trace.
-        experimental_config: an :class:`ExperimentalConfig`.
+        experimental_config: an :class:`ExperimentalConfig`, or torch's ``_ExperimentalConfig``
+            (read as perfprof's: its fields perfprof collects mapped, the others named in one
+            warning; docs/api.md).
         execution_trace_observer: torch's ``ExecutionTraceObserver`` (registered with its output
             file): started and stopped with each kept window, cleaned up when the profiler's
             ``with`` block ends, as torch.profiler does.

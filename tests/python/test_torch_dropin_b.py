@@ -3,6 +3,7 @@ runs one snippet under torch.profiler and under perfprof and asserts the same be
 documented difference (the run directory's layout, post_processing_timeout_s keeping every event)."""
 from __future__ import annotations
 
+import gc
 import gzip
 import json
 import logging
@@ -199,3 +200,64 @@ def test_flat_layout_refuses_what_needs_a_run_directory(tmp_path):
         perfprof.tensorboard_trace_handler(str(tmp_path), layout="tree")
     with pytest.raises(TypeError, match="'layout' must be a str"):
         perfprof.tensorboard_trace_handler(str(tmp_path), layout=None)
+
+
+# -- gap 1: torch's _ExperimentalConfig ------------------------------------------------------
+
+
+def collections_profiled(profiler, config):
+    """Three explicit collections (the automatic ones off) under `profiler` with torch's `config`
+    and with_stack (torch records its GC events with the Python tracer): the key_averages count
+    of 'Python GC' and the trace's names of those events."""
+    gc.disable()
+    try:
+        with profiler.profile(activities=[profiler.ProfilerActivity.CPU], with_stack=True,
+                              experimental_config=config) as prof:
+            torch.ones(4).sum()
+            for _ in range(3):
+                gc.collect()
+    finally:
+        gc.enable()
+    counts = {row.key: row.count for row in prof.key_averages()}
+    return prof, counts.get("Python GC", 0)
+
+
+def test_torch_config_records_python_gc_as_torch_does(tmp_path):
+    config = torch._C._profiler._ExperimentalConfig(record_python_gc_info=True)
+    theirs, their_collections = collections_profiled(torch.profiler, config)
+    ours, our_collections = collections_profiled(perfprof, config)
+    assert our_collections == their_collections == 3
+    names = []
+    for prof in (theirs, ours):
+        prof.export_chrome_trace(str(tmp_path / "t.json"))
+        names.append([event["name"] for event in trace_json(tmp_path / "t.json")["traceEvents"]
+                      if "GC" in event.get("name", "") and event.get("ph") == "X"])
+    assert names[0] == names[1] == ["Python GC"] * 3
+
+
+def test_torch_config_fields_map_to_perfprofs_options():
+    config = torch._C._profiler._ExperimentalConfig(record_python_gc_info=True, enable_cuda_sync_events=True,
+                                                    trace_only=True)
+    with Warnings() as logged:
+        prof = perfprof.profile(activities=[perfprof.ProfilerActivity.CPU], experimental_config=config)
+    assert prof.experimental_config == perfprof.ExperimentalConfig(
+        gc_detect_threshold=0, profiler_level=perfprof.ProfilerLevel.Level1)
+    assert logged.messages == []
+    assert perfprof.profile(experimental_config=torch._C._profiler._ExperimentalConfig()).experimental_config == \
+        perfprof.ExperimentalConfig()
+
+
+def test_torch_config_fields_perfprof_does_not_collect_are_named_in_one_warning():
+    config = torch._C._profiler._ExperimentalConfig(verbose=True, capture_overload_names=True,
+                                                    profile_all_threads=True, profiler_metrics=["kineto__cuda_core_flops"])
+    with Warnings() as logged:
+        with perfprof.profile(activities=[perfprof.ProfilerActivity.CPU], experimental_config=config) as prof:
+            torch.ones(4).sum()
+    assert any(row.key == "aten::sum" for row in prof.key_averages())  # it profiled
+    (warning,) = [message for message in logged.messages if "_ExperimentalConfig" in message]
+    assert "profiler_metrics, verbose, profile_all_threads, capture_overload_names are not collected" in warning
+
+
+def test_anything_else_is_refused_naming_the_field():
+    with pytest.raises(TypeError, match="'experimental_config' must be a perfprof.ExperimentalConfig"):
+        perfprof.profile(experimental_config={"verbose": True})
