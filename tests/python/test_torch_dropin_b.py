@@ -3,6 +3,7 @@ runs one snippet under torch.profiler and under perfprof and asserts the same be
 documented difference (the run directory's layout, post_processing_timeout_s keeping every event)."""
 from __future__ import annotations
 
+import collections
 import gc
 import gzip
 import json
@@ -261,3 +262,75 @@ def test_torch_config_fields_perfprof_does_not_collect_are_named_in_one_warning(
 def test_anything_else_is_refused_naming_the_field():
     with pytest.raises(TypeError, match="'experimental_config' must be a perfprof.ExperimentalConfig"):
         perfprof.profile(experimental_config={"verbose": True})
+
+
+# -- gap 4: per-activity filters -------------------------------------------------------------
+
+
+def categories_recorded(profiler, activity_types, tmp_path):
+    """The trace's complete events by category, under `profiler` with CPU filtered to
+    `activity_types` (torch's own 'Trace' span left out)."""
+    with profiler.profile(activities=[{profiler.ProfilerActivity.CPU: activity_types}], with_stack=True) as prof:
+        with profiler.record_function("annotated"):
+            torch.ones(3).add(1)
+    prof.export_chrome_trace(str(tmp_path / "filtered.json"))
+    events = trace_json(tmp_path / "filtered.json")["traceEvents"]
+    return collections.Counter(event["cat"] for event in events if event.get("ph") == "X" and event["cat"] != "Trace")
+
+
+@pytest.mark.parametrize("activity_types", [["CPU_OP"], ["USER_ANNOTATION"], ["CPU_OP", "USER_ANNOTATION"], []],
+                         ids=["ops", "annotations", "both", "none"])
+def test_cpu_filter_records_what_torch_records(tmp_path, activity_types):
+    theirs = categories_recorded(torch.profiler, activity_types, tmp_path)
+    ours = categories_recorded(perfprof, activity_types, tmp_path)
+    assert ours == theirs
+    assert set(ours) == {{"CPU_OP": "cpu_op", "USER_ANNOTATION": "user_annotation"}[name] for name in activity_types}
+
+
+def test_cpu_filter_of_python_functions_keeps_them_alone(tmp_path):
+    for profiler in (torch.profiler, perfprof):
+        recorded = categories_recorded(profiler, ["PYTHON_FUNCTION"], tmp_path)
+        assert set(recorded) == {"python_function"}, profiler.__name__
+
+
+def test_filters_are_checked_and_recorded_with_the_run(tmp_path):
+    cpu = perfprof.ProfilerActivity.CPU
+    with pytest.raises(ValueError, match="unknown activity type 'KERNEL' for CPU"):
+        perfprof.profile(activities=[{cpu: ["KERNEL"]}])
+    with pytest.raises(ValueError, match="CPU is given more than once, with a filter"):
+        perfprof.profile(activities=[cpu, {cpu: ["CPU_OP"]}])
+    with pytest.raises(TypeError, match="the filter of CPU must be a list"):
+        perfprof.profile(activities=[{cpu: "CPU_OP"}])
+    handler = perfprof.tensorboard_trace_handler(str(tmp_path))
+    prof = perfprof.profile(activities=[{torch.profiler.ProfilerActivity.CPU: ["USER_ANNOTATION", "CPU_OP"]}],
+                            on_trace_ready=handler)
+    assert prof.activities == [cpu]
+    with prof:
+        torch.ones(2).sum()
+    (run_dir,) = handler.run_dirs
+    config = json.loads((tmp_path / run_dir / "profiler_info.json").read_text())["config"]
+    assert config["activities"] == ["CPU"] and config["activity_filters"] == {"CPU": ["CPU_OP", "USER_ANNOTATION"]}
+
+
+GPU_FILTERED = """
+import perfprof
+cuda = perfprof.ProfilerActivity.CUDA
+with perfprof.profile(activities=[perfprof.ProfilerActivity.CPU, {cuda: %r}]) as prof:
+    kernel("gemm_kernel")
+    fake.fake_cupti_memcpy(1 << 20, 1, 0, 1, 7, 20_000)
+    fake.fake_cupti_memset(4096, 0, 0, 1, 7, 5_000)
+path = os.path.join(os.environ["TMP"], "trace.json")
+prof.export_chrome_trace(path)
+print(json.dumps(dict(categories=sorted({e["cat"] for e in load_trace(path)["traceEvents"] if e.get("ph") == "X"}))))
+"""
+
+
+@pytest.mark.parametrize("activity_types, categories", [
+    (["CONCURRENT_KERNEL"], ["cuda_runtime", "kernel"]),  # CPU's group has CUDA_RUNTIME: launches stay
+    (["GPU_MEMCPY", "GPU_MEMSET"], ["cuda_runtime", "gpu_memcpy", "gpu_memset"]),
+    ([], ["cuda_runtime"]),
+])
+def test_cuda_filter_collects_the_kinds_it_names(tmp_path, activity_types, categories):
+    from fake_cupti import run
+
+    assert run(GPU_FILTERED % activity_types, tmp_path)["categories"] == categories
