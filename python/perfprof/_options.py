@@ -11,8 +11,8 @@ import dataclasses
 from typing import Any, Dict, FrozenSet, Iterable, Optional, Tuple
 
 from ._logging import warn_once
-from .activity import ProfilerActivity, collects_type, normalize_activities
 from ._torch_experimental_config import from_torch as torch_config_as_perfprofs, is_torch_config
+from .activity import ProfilerActivity, collects_type, normalize_activities
 from .experimental_config import ExperimentalConfig, GpuMetrics
 
 

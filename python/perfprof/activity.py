@@ -60,7 +60,8 @@ def normalize_activities(activities: Optional[Iterable[object]]) -> Tuple[List[P
     requested: List[ProfilerActivity] = []
     filters: ActivityFilters = {}
     for item in activities:
-        given = _filtered(item) if isinstance(item, dict) else {as_activity(item): None}
+        given: Dict[ProfilerActivity, Optional[FrozenSet[str]]] = (
+            dict(_filtered(item)) if isinstance(item, dict) else {as_activity(item): None})
         for activity, types in given.items():
             if activity in requested:
                 if types is not None or activity in filters:  # which of its filters would hold?
@@ -85,10 +86,10 @@ def normalize_activities(activities: Optional[Iterable[object]]) -> Tuple[List[P
     return requested, filters
 
 
-def _filtered(item: Dict[object, object]) -> Dict[ProfilerActivity, Optional[FrozenSet[str]]]:
+def _filtered(item: Dict[object, object]) -> Dict[ProfilerActivity, FrozenSet[str]]:
     """The activities of a per-activity filter ``{activity: [type, ...]}``, each with its types,
     checked against its group's."""
-    filtered: Dict[ProfilerActivity, Optional[FrozenSet[str]]] = {}
+    filtered: Dict[ProfilerActivity, FrozenSet[str]] = {}
     for key, types in item.items():
         activity = as_activity(key)
         if isinstance(types, (str, bytes)) or not isinstance(types, (list, tuple, set, frozenset)):
@@ -105,7 +106,8 @@ def _filtered(item: Dict[object, object]) -> Dict[ProfilerActivity, Optional[Fro
 def collects_type(activities: Iterable[ProfilerActivity], filters: ActivityFilters, activity_type: str) -> bool:
     """Whether `activities` with their `filters` collect Kineto's `activity_type`: some activity
     of them has it in its group, and selects it when filtered."""
-    return any(activity_type in ACTIVITY_TYPES[activity] and activity_type in filters.get(activity, {activity_type})
+    return any(activity_type in ACTIVITY_TYPES[activity]
+               and (activity not in filters or activity_type in filters[activity])
                for activity in activities)
 
 

@@ -249,8 +249,8 @@ def test_torch_config_fields_map_to_perfprofs_options():
 
 
 def test_torch_config_fields_perfprof_does_not_collect_are_named_in_one_warning():
-    config = torch._C._profiler._ExperimentalConfig(verbose=True, capture_overload_names=True,
-                                                    profile_all_threads=True, profiler_metrics=["kineto__cuda_core_flops"])
+    config = torch._C._profiler._ExperimentalConfig(verbose=True, capture_overload_names=True, profile_all_threads=True,
+                                                    profiler_metrics=["kineto__cuda_core_flops"])
     with Warnings() as logged:
         with perfprof.profile(activities=[perfprof.ProfilerActivity.CPU], experimental_config=config) as prof:
             torch.ones(4).sum()
