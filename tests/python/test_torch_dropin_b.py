@@ -33,14 +33,14 @@ def small_step():
 
 
 def profiled_steps(profiler, steps, **options):
-    """`steps` steps under `profiler` (torch.profiler or perfprof) with a schedule; the profiler."""
+    """`steps` steps under `profiler` (torch.profiler or perfprof), each cycle waiting one step,
+    warming up one and recording two."""
     step = small_step()
     with profiler.profile(activities=[profiler.ProfilerActivity.CPU],
                           schedule=profiler.schedule(wait=1, warmup=1, active=2), **options) as prof:
         for _ in range(steps):
             step()
             prof.step()
-    return prof
 
 
 # -- gap 5: KinetoStepTracker ----------------------------------------------------------------
