@@ -538,18 +538,21 @@ PYBIND11_MODULE(_core, m) {
   }, py::arg("explicit_path"), py::arg("candidates"), py::arg("driver_library"),
   "Load libcupti once and probe the CUDA driver; returns the status.");
   m.def("cupti_status", [] { return status_dict(CuptiLibrary::instance().status()); });
-  m.def("gpu_start", [](int level) {
+  m.def("gpu_start", [](int level, std::vector<std::string> left_out) {
     if (level < 0 || level > static_cast<int>(GpuLevel::Level2)) throw std::invalid_argument("gpu_start: bad level");
     CollectorOptions options;
     options.level = static_cast<GpuLevel>(level);
+    options.left_out = std::move(left_out);
     std::string error;
     {
       py::gil_scoped_release release;
       error = ActivityCollector::instance().start(options);
     }
     return py::make_tuple(error, ActivityCollector::instance().skipped_kinds());
-  }, py::arg("level"),
-  "Start GPU collection; returns (reason it could not start or '', kinds skipped as refused).");
+  }, py::arg("level"), py::arg("left_out") = std::vector<std::string>{},
+  "Start GPU collection; `left_out`: kinds of the level not to enable (\"kernel\", \"memcpy\",\n"
+  "\"memset\", \"runtime API\", \"driver API\"). Returns (reason it could not start or '', kinds\n"
+  "skipped as refused).");
   m.def("gpu_stop", [] {
     py::gil_scoped_release release;
     return ActivityCollector::instance().stop();

@@ -86,16 +86,20 @@ ActivityCollector& ActivityCollector::instance() {
   return *collector;
 }
 
-std::vector<CUpti_ActivityKind> ActivityCollector::kinds_for(GpuLevel level) const {
+std::vector<CUpti_ActivityKind> ActivityCollector::kinds_for(const CollectorOptions& options) {
   std::vector<CUpti_ActivityKind> kinds;
-  if (level == GpuLevel::None) return kinds;
+  if (options.level == GpuLevel::None) return kinds;
   kinds = {CUPTI_ACTIVITY_KIND_DEVICE, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
            CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET,
            CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION};
-  if (level >= GpuLevel::Level1) {
+  if (options.level >= GpuLevel::Level1) {
     kinds.insert(kinds.end(), {CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
                                CUPTI_ACTIVITY_KIND_MEMORY2, CUPTI_ACTIVITY_KIND_GRAPH_TRACE});
   }
+  const auto left_out = [&options](CUpti_ActivityKind kind) {
+    return std::find(options.left_out.begin(), options.left_out.end(), kind_name(kind)) != options.left_out.end();
+  };
+  kinds.erase(std::remove_if(kinds.begin(), kinds.end(), left_out), kinds.end());
   return kinds;
 }
 
@@ -151,7 +155,7 @@ std::string ActivityCollector::start(const CollectorOptions& options) {
   pool_->set_limit(options.max_buffers);
   if (std::string error = register_once(api); !error.empty()) return error;
   skipped_kinds_.clear();
-  const std::vector<CUpti_ActivityKind> wanted = kinds_for(options.level);
+  const std::vector<CUpti_ActivityKind> wanted = kinds_for(options);
   for (CUpti_ActivityKind kind : wanted) {
     // Devices already in use are reported at once only by EnableAndDump (CUPTI 12.x+).
     const bool dump = kind == CUPTI_ACTIVITY_KIND_DEVICE && api.ActivityEnableAndDump;

@@ -24,6 +24,9 @@ struct CollectorOptions {
   size_t buffer_bytes = 4 << 20;   // per CUPTI buffer (fixed by the first start)
   size_t initial_buffers = 8;      // allocated at the first start
   size_t max_buffers = 256;        // past this, records are dropped and counted (1 GiB)
+  // Kinds of the level not to enable, by kind_name() ("kernel", "memcpy", ...): torch.profiler's
+  // per-activity filter selects among them.
+  std::vector<std::string> left_out;
 };
 
 class ActivityCollector {
@@ -85,7 +88,7 @@ class ActivityCollector {
   CUptiResult flush(const CuptiApi& api);
   std::string register_once(const CuptiApi& api);
   void align_clock(const CuptiApi& api);
-  std::vector<CUpti_ActivityKind> kinds_for(GpuLevel level) const;
+  static std::vector<CUpti_ActivityKind> kinds_for(const CollectorOptions& options);
   void disable_all(const CuptiApi& api);
   static bool records_work(CUpti_ActivityKind kind);
   static const char* kind_name(CUpti_ActivityKind kind);

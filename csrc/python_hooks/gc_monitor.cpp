@@ -27,7 +27,8 @@ int64_t info_int(PyObject* info, const char* name) {
 }
 
 void record_pause(int64_t start_ns, int64_t end_ns, PyObject* info) {
-  static const StringId name = global_strings().intern("GC");
+  // torch.profiler's name for a collection (record_python_gc_info), so key_averages rows match.
+  static const StringId name = global_strings().intern("Python GC");
   const ArgSetId args = global_arg_sets().intern({{{ArgKey::GcGeneration, info_int(info, "generation")},
                                                    {ArgKey::GcCollected, info_int(info, "collected")},
                                                    {ArgKey::GcUncollectable, info_int(info, "uncollectable")},

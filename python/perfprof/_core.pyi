@@ -386,8 +386,10 @@ def cupti_load(explicit_path: str, candidates: Sequence[str], driver_library: st
     """Load libcupti once and probe the CUDA driver; returns the status."""
 
 def cupti_status() -> CuptiStatus: ...
-def gpu_start(level: int) -> tuple[str, list[str]]:
-    """Start GPU collection at level 0 (none) to 3 (Level2); returns (why it could not start or '', kinds skipped)."""
+def gpu_start(level: int, left_out: list[str] = ...) -> tuple[str, list[str]]:
+    """Start GPU collection at level 0 (none) to 3 (Level2), without the kinds named in `left_out`
+    ("kernel", "memcpy", "memset", "runtime API", "driver API"); returns (why it could not start
+    or '', kinds skipped)."""
 
 def gpu_stop() -> str:
     """Stop GPU collection and flush CUPTI's buffers; returns why the flush failed, or ''."""

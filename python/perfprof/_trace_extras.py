@@ -36,8 +36,26 @@ def new_trace_id(callback: Optional[Callable[[], str]]) -> str:
 
 
 def check_timeout(function: str, timeout_s: object) -> Optional[float]:
-    """post_processing_timeout_s: None, or a number of seconds >= 0 (inf: no bound)."""
-    return None if timeout_s is None else float(TIMEOUT_S.check(timeout_s, function, "post_processing_timeout_s"))
+    """post_processing_timeout_s: None, or a number of seconds >= 0 (inf: no bound). A negative one
+    is refused in torch.profiler's words ("post_processing_timeout_s must be non-negative"), which
+    scripts and tests match; torch raises it when the profiler starts, perfprof when it is built."""
+    if timeout_s is None:
+        return None
+    violation = TIMEOUT_S.violation(timeout_s)
+    if violation is not None and violation[0] is ValueError:
+        raise ValueError(f"{function}: post_processing_timeout_s must be non-negative, got {timeout_s!r}")
+    return float(TIMEOUT_S.check(timeout_s, function, "post_processing_timeout_s"))
+
+
+def note_post_processing(timeout_s: Optional[float], elapsed_s: float) -> None:
+    """Say where torch.profiler would have cut its events short: its post-processing stops at
+    `timeout_s` and warns that it returns partial results; perfprof's events come from the trace
+    built in C++, all of them, so a script that set the bound learns that nothing was cut."""
+    if timeout_s is None or elapsed_s < timeout_s:
+        return
+    logger.warning("perfprof: building the events took %.3f s, not within post_processing_timeout_s=%.3f s: "
+                   "torch.profiler would time out there and return partial results; perfprof keeps every event",
+                   elapsed_s, timeout_s)
 
 
 def check_observer(function: str, observer: object) -> Any:

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import enum
-from typing import Iterable, List, Optional
+from typing import Dict, FrozenSet, Iterable, List, Optional, Tuple
 
 from ._logging import warn_once
 
@@ -27,19 +27,49 @@ def supported_activities() -> List[ProfilerActivity]:
     return [ProfilerActivity.CPU, ProfilerActivity.CUDA] if is_available() else [ProfilerActivity.CPU]
 
 
-def normalize_activities(activities: Optional[Iterable[object]]) -> List[ProfilerActivity]:
-    """Validate the ``activities`` argument of a profiler.
+#: Kineto's activity types in each group: the names torch.profiler's per-activity filter
+#: (``{ProfilerActivity.CUDA: ["CONCURRENT_KERNEL"]}``) takes, grouped as torch 2.13 groups them
+#: (torch/csrc/profiler/kineto_shim.cpp). A type in two groups is collected when either selects it.
+ACTIVITY_TYPES: Dict[ProfilerActivity, Tuple[str, ...]] = {
+    ProfilerActivity.CPU: ("CPU_OP", "CPU_INSTANT_EVENT", "USER_ANNOTATION", "EXTERNAL_CORRELATION",
+                           "XPU_RUNTIME", "XPU_DRIVER", "CUDA_RUNTIME", "CUDA_DRIVER", "PYTHON_FUNCTION",
+                           "PRIVATEUSE1_RUNTIME", "PRIVATEUSE1_DRIVER"),
+    ProfilerActivity.CUDA: ("GPU_MEMCPY", "GPU_MEMSET", "GPU_USER_ANNOTATION", "CONCURRENT_KERNEL",
+                            "CUDA_RUNTIME", "CUDA_DRIVER", "OVERHEAD"),
+}
 
-    Accepts perfprof's ProfilerActivity, torch.profiler.ProfilerActivity members (matched by
-    name) and the strings "CPU"/"CUDA". ``None`` means every supported activity. Requested
-    activities that cannot be collected here are dropped with one warning.
+#: An activity's filter: the activity types of its group to collect.
+ActivityFilters = Dict[ProfilerActivity, FrozenSet[str]]
+
+
+def normalize_activities(activities: Optional[Iterable[object]]) -> Tuple[List[ProfilerActivity], ActivityFilters]:
+    """Validate the ``activities`` argument of a profiler: the activities, and the filters of
+    those given torch.profiler's per-activity form.
+
+    Each item is perfprof's ProfilerActivity, a torch.profiler.ProfilerActivity member (matched
+    by name) or the string "CPU"/"CUDA", or a dict from such an activity to the list of its
+    activity types to collect (:data:`ACTIVITY_TYPES`; ``[]``: none). An activity given twice
+    counts once, unless one of them has a filter: then it raises ``ValueError`` (torch.profiler
+    raises for any repeat). ``None`` means every supported activity.
+    Requested activities that cannot be collected here are dropped with one warning.
     """
     if activities is None:
-        return supported_activities()
+        return supported_activities(), {}
+    if isinstance(activities, (str, bytes, dict)) or not hasattr(activities, "__iter__"):
+        raise TypeError(f"activities must be a list of ProfilerActivity, got {activities!r}")
     requested: List[ProfilerActivity] = []
-    for activity in as_activities(activities):
-        if activity not in requested:
+    filters: ActivityFilters = {}
+    for item in activities:
+        given: Dict[ProfilerActivity, Optional[FrozenSet[str]]] = (
+            dict(_filtered(item)) if isinstance(item, dict) else {as_activity(item): None})
+        for activity, types in given.items():
+            if activity in requested:
+                if types is not None or activity in filters:  # which of its filters would hold?
+                    raise ValueError(f"activities: {activity.name} is given more than once, with a filter")
+                continue
             requested.append(activity)
+            if types is not None:
+                filters[activity] = types
     # CPU is always supported; CUDA is probed (libcupti loaded, the driver initialised) only
     # when asked for, so a list without it costs nothing (enable_profiler_in_child_thread).
     if ProfilerActivity.CUDA in requested and ProfilerActivity.CUDA not in supported_activities():
@@ -52,7 +82,33 @@ def normalize_activities(activities: Optional[Iterable[object]]) -> List[Profile
             "without it (perfprof.cuda_status() has the details).",
         )
         requested.remove(ProfilerActivity.CUDA)
-    return requested
+        filters.pop(ProfilerActivity.CUDA, None)
+    return requested, filters
+
+
+def _filtered(item: Dict[object, object]) -> Dict[ProfilerActivity, FrozenSet[str]]:
+    """The activities of a per-activity filter ``{activity: [type, ...]}``, each with its types,
+    checked against its group's."""
+    filtered: Dict[ProfilerActivity, FrozenSet[str]] = {}
+    for key, types in item.items():
+        activity = as_activity(key)
+        if isinstance(types, (str, bytes)) or not isinstance(types, (list, tuple, set, frozenset)):
+            raise TypeError(f"activities: the filter of {activity.name} must be a list of activity type names, "
+                            f"got {types!r}")
+        unknown = [name for name in types if name not in ACTIVITY_TYPES[activity]]
+        if unknown:
+            raise ValueError(f"activities: unknown activity type {unknown[0]!r} for {activity.name}; expected "
+                             f"some of {list(ACTIVITY_TYPES[activity])}")
+        filtered[activity] = frozenset(types)
+    return filtered
+
+
+def collects_type(activities: Iterable[ProfilerActivity], filters: ActivityFilters, activity_type: str) -> bool:
+    """Whether `activities` with their `filters` collect Kineto's `activity_type`: some activity
+    of them has it in its group, and selects it when filtered."""
+    return any(activity_type in ACTIVITY_TYPES[activity]
+               and (activity not in filters or activity_type in filters[activity])
+               for activity in activities)
 
 
 def as_activities(activities: Iterable[object]) -> List[ProfilerActivity]:

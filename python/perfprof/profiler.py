@@ -4,9 +4,10 @@ from __future__ import annotations
 import json
 import os
 import threading
+import time
 from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
-from . import _core, _trace_extras, memory, summary, torch_capture
+from . import _core, _kineto_steps, _trace_extras, memory, summary, torch_capture
 from ._files import make_directory
 from ._logging import logger, warn_once
 from ._options import ProfilerOptions
@@ -61,7 +62,9 @@ class _KinetoProfile:
         profile_memory: record every tensor allocation and free (CPU and CUDA) on the profiling
             thread, with the operator and module it came from; enables
             :meth:`export_memory_timeline` and the ``[memory]`` events of the trace.
-        experimental_config: an :class:`ExperimentalConfig`.
+        experimental_config: an :class:`ExperimentalConfig`, or torch's ``_ExperimentalConfig``
+            (read as perfprof's: its fields perfprof collects mapped, the others named in one
+            warning; docs/api.md).
         execution_trace_observer: torch's ``ExecutionTraceObserver`` (registered with its output
             file): started and stopped with each kept window, cleaned up when the profiler's
             ``with`` block ends, as torch.profiler does.
@@ -72,7 +75,9 @@ class _KinetoProfile:
             ``profiler_info.json`` and the database; :meth:`get_trace_id` returns it.
         post_processing_timeout_s: torch.profiler's bound on its Python post-processing,
             accepted for scripts that pass it: perfprof builds its trace in C++ and keeps all of
-            it, whatever the bound.
+            it, whatever the bound. Where torch would time out (building :meth:`events` or
+            :meth:`key_averages` took the bound or longer: always, with 0) a warning says so and
+            that every event is kept.
     """
 
     activities = _Option(list)
@@ -113,6 +118,7 @@ class _KinetoProfile:
         self._metadata: Dict[str, str] = {}  # key -> JSON value text
         self._trace: Optional[_core.Trace] = None
         self._kept_traces: List[_core.Trace] = []  # with acc_events: every cycle's, the last one last
+        self._post_processing_noted: Optional[_core.Trace] = None  # the last trace note_post_processing saw
         # The current collection, or the last one (which keeps torch's results until the next begins).
         self._session: Optional[Session] = None
 
@@ -235,11 +241,13 @@ class _KinetoProfile:
         """
         summary.check_grouping("key_averages", "group_by_input_shape", group_by_input_shape, group_by_stack_n,
                                group_by_overload_name)
+        started = time.perf_counter()
         lists = [summary.rows_from_core(trace.key_averages(group_by_input_shape, group_by_stack_n,
                                                            python_functions=self.with_stack),
                                         with_flops=self.with_flops, with_memory=self.profile_memory,
                                         by_input_shape=group_by_input_shape)
                  for trace in self._traces_of_events("key_averages")]
+        self._note_post_processing(time.perf_counter() - started)
         if len(lists) == 1:
             return lists[0]
         # Cycles kept with acc_events: their rows added up by key, in the order keys first appear.
@@ -252,11 +260,20 @@ class _KinetoProfile:
         allocations outside every event (``[memory]``), ordered by start (longer events first),
         each a :class:`perfprof.summary.FunctionEvent` with its times, memory, input shapes, stack
         and place in the event tree (``cpu_parent``, ``cpu_children``). ``table()`` prints them."""
+        started = time.perf_counter()
         lists = [summary.events_from_core(trace.function_events(stack_frames=_STACK_FRAMES if self.with_stack else 0,
                                                                 python_functions=self.with_stack),
                                           with_flops=self.with_flops, with_memory=self.profile_memory)
                  for trace in self._traces_of_events("events")]
+        self._note_post_processing(time.perf_counter() - started)
         return lists[0] if len(lists) == 1 else summary.joined(lists)
+
+    def _note_post_processing(self, elapsed_s: float) -> None:
+        """Once per cycle, as torch.profiler post-processes a cycle once: whether its
+        post_processing_timeout_s would have cut the events that took `elapsed_s` to build."""
+        if self._post_processing_noted is not self._trace:
+            self._post_processing_noted = self._trace
+            _trace_extras.note_post_processing(self.post_processing_timeout_s, elapsed_s)
 
     def _traces_of_events(self, function: str) -> List["_core.Trace"]:
         """The traces events() and key_averages() read: every cycle's with acc_events, else the last."""
@@ -458,6 +475,7 @@ class profile(_KinetoProfile):
         self._lifecycle = threading.RLock()
         self._owner_pid: Optional[int] = None  # the process that started it; None: not running
         self._stopped = False  # stop() ended its last run
+        _kineto_steps.join()
 
     @staticmethod
     def enable_profiler_in_child_thread(
@@ -541,7 +559,8 @@ class profile(_KinetoProfile):
     def step(self) -> None:
         """Mark the end of a step: the schedule moves to the next step. Raises ``RuntimeError``
         when the profiler is not started; in a fork()ed child it does nothing (the cycle is
-        the parent's)."""
+        the parent's). With ``KINETO_USE_DAEMON`` set, the step is also counted in torch's
+        ``KinetoStepTracker``, as torch.profiler counts it (Kineto's on-demand tracing reads it)."""
         with self._lifecycle:
             if self._owner_pid is None:
                 when = "after stop(); start() it again first" if self._stopped else \
@@ -556,8 +575,13 @@ class profile(_KinetoProfile):
             next_action = self._action_at(self.step_num + 1)
             try:
                 self._run(self._controller.advance(next_action.value))
+                _kineto_steps.advance()
             finally:  # the next step is entered, whatever the handler raised
                 self._begin_step_range()
+
+    def __exit__(self, *exc_info: object) -> None:
+        super().__exit__(*exc_info)
+        _kineto_steps.leave()
 
     def _capture_path(self) -> Optional[str]:
         # A run-directory handler (tensorboard_trace_handler) makes the cycle's directory now, so

@@ -1,5 +1,6 @@
 """tensorboard_trace_handler: one run directory per saved cycle, written in the layout
-:mod:`perfprof._run_directory` defines (and documents) for every writer and reader."""
+:mod:`perfprof._run_directory` defines (and documents) for every writer and reader (or, with
+``layout="flat"``, torch.profiler's flat folder of traces: :mod:`perfprof._flat_traces`)."""
 from __future__ import annotations
 
 import concurrent.futures
@@ -12,7 +13,9 @@ if TYPE_CHECKING:
 
 from . import _start_faults
 from ._files import make_directory, new_directory, remove_stale_temporaries
+from ._flat_traces import FlatTraceHandler
 from ._logging import logger
+from ._writer_thread import background_writer
 from ._run_directory import (CAPTURE_FILE, INFO_FILE, METADATA_FILE, OUTPUT_DIR, RUN_DIR_SUFFIX, records_beyond_trace,
                              remove_run_temporaries, trace_dir_of, trace_file_name, write_json, write_outputs)
 from .run_metadata import captured_environment, default_worker_name, distributed_info, versions
@@ -79,7 +82,7 @@ class TraceHandler:
         self.run_dirs.append(run_dir)
         if self.async_mode:
             self._pending = [f for f in self._pending if not f.done()]
-            self._pending.append(_background_writer().submit(self._write_and_plot, job))
+            self._pending.append(background_writer().submit(self._write_and_plot, job))
         else:
             self._write_and_plot(job)
 
@@ -128,8 +131,10 @@ def tensorboard_trace_handler(
     *,
     use_gzip: bool = False,
     use_python_export: bool = False,
-) -> TraceHandler:
-    """Return an ``on_trace_ready`` callback that writes a run directory per saved cycle.
+    layout: str = "run_dir",
+) -> "TraceHandler | FlatTraceHandler":
+    """Return an ``on_trace_ready`` callback that writes a run directory per saved cycle (or,
+    with ``layout="flat"``, a trace per saved cycle as torch.profiler's handler does).
 
     Args:
         dir_name: the folder run directories are created in (created if missing).
@@ -154,6 +159,12 @@ def tensorboard_trace_handler(
             ``perfprof analyse`` writes it later; torch.profiler's keyword.
         use_python_export: torch.profiler's choice between its two writers, accepted for
             scripts that pass it; perfprof has one.
+        layout: ``"run_dir"`` (default): the run directory above. ``"flat"``: torch.profiler's
+            layout, ``{dir_name}/{worker_name}.{time_ns}.pt.trace.json[.gz]`` and nothing else,
+            for scripts and tools that glob ``dir/*.pt.trace.json`` (``perfprof summary``,
+            ``plot`` and ``compare`` read such traces and their folder). It has no capture, so
+            ``analyse_flag=False`` and auto-plot, which need the run directory, are refused with
+            it; the handler's ``trace_files`` lists the traces.
     """
     if not isinstance(dir_name, (str, os.PathLike)):
         raise TypeError(f"tensorboard_trace_handler: 'dir_name' must be a path, got {type(dir_name).__name__}")
@@ -174,11 +185,33 @@ def tensorboard_trace_handler(
     if plot is not None and not isinstance(plot, (Mapping, str, os.PathLike)):
         raise TypeError("tensorboard_trace_handler: 'plot' must be a mapping or the path of a plot-config file, "
                         f"got {type(plot).__name__}")
+    if not isinstance(layout, str):
+        raise TypeError(f"tensorboard_trace_handler: 'layout' must be a str, got {type(layout).__name__}")
+    if layout not in _LAYOUTS:
+        raise ValueError(f"tensorboard_trace_handler: 'layout' got {layout!r}; expected one of {list(_LAYOUTS)}")
+    if layout == "flat":
+        return _flat_handler(dir_name, worker_name, analyse_flag, async_mode, auto_plot, plot, use_gzip)
     from .plots import AutoPlot
 
     envelope = os.fspath(plot) if isinstance(plot, os.PathLike) else plot
     return TraceHandler(dir_name, worker_name, analyse_flag, async_mode,
                         AutoPlot.resolve(auto_plot, plot_required, envelope), use_gzip)
+
+
+#: tensorboard_trace_handler's layouts: perfprof's run directory, torch.profiler's flat folder of traces.
+_LAYOUTS = ("run_dir", "flat")
+
+
+def _flat_handler(dir_name: str, worker_name: Optional[str], analyse_flag: bool, async_mode: bool,
+                  auto_plot: Optional[bool], plot: object, use_gzip: bool) -> FlatTraceHandler:
+    """The handler of ``layout="flat"``, refusing the options only a run directory has."""
+    if not analyse_flag:
+        raise ValueError("tensorboard_trace_handler: analyse_flag=False keeps a cycle's capture for later, which "
+                         "only the run-directory layout has; layout='flat' writes the trace at once")
+    if auto_plot or plot is not None:
+        raise ValueError("tensorboard_trace_handler: auto-plot draws into a run directory's plots/; "
+                         "layout='flat' has none (run `perfprof plot DIR` on the traces instead)")
+    return FlatTraceHandler(dir_name, worker_name or default_worker_name(), async_mode, use_gzip)
 
 
 class _RunDirectoryJob:
@@ -280,15 +313,3 @@ def _remove_if_empty(directory: str) -> None:
         os.rmdir(directory)
     except OSError:
         pass
-
-
-_writer: Optional[concurrent.futures.ThreadPoolExecutor] = None
-
-
-def _background_writer() -> concurrent.futures.ThreadPoolExecutor:
-    # One thread: run directories are written in cycle order. The executor's thread is joined
-    # at interpreter exit, so queued traces are not lost.
-    global _writer
-    if _writer is None:
-        _writer = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="perfprof-writer")
-    return _writer

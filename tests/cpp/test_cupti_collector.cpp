@@ -239,6 +239,18 @@ TEST_F(CuptiCollector, DiscardDropsWhatWasCollectedSoFar) {
   EXPECT_EQ(collected.dropped_records, 0u) << "the warm-up's drops went with the warm-up";
 }
 
+TEST_F(CuptiCollector, KindsLeftOutAreNotEnabled) {
+  CollectorOptions launches_only = options();
+  launches_only.left_out = {"kernel"};  // torch.profiler's filter without CONCURRENT_KERNEL
+  ASSERT_EQ(collector().start(launches_only), "");
+  const uint32_t correlation = fake().kernel("gemm");
+  collector().stop();
+  const GpuCollected collected = collector().take(false);
+  EXPECT_TRUE(collected.activities.empty());
+  ASSERT_EQ(collected.api_calls.size(), 1u);
+  EXPECT_EQ(collected.api_calls[0].correlation, correlation);
+}
+
 }  // namespace
 }  // namespace perfprof
 

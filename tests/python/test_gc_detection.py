@@ -28,7 +28,7 @@ def profile_collections(tmp_path, threshold_ms: Optional[float], collections: in
     gc_tids = {e["tid"] for e in trace["traceEvents"] if e.get("name") == "thread_name"
                and e["args"]["name"] == "Python GC"}
     pauses = [e for e in trace["traceEvents"] if e.get("ph") == "X" and e.get("cat") == "gc"]
-    assert all(e["tid"] in gc_tids and e["name"] == "GC" for e in pauses)
+    assert all(e["tid"] in gc_tids and e["name"] == "Python GC" for e in pauses)
     return pauses
 
 
@@ -57,9 +57,9 @@ def test_collections_are_listed_in_summaries(tmp_path):
     with perfprof.profile(activities=[perfprof.ProfilerActivity.CPU], experimental_config=config) as prof:
         make_garbage()
         gc.collect()
-    row = next(row for row in prof.key_averages() if row.key == "GC")
+    row = next(row for row in prof.key_averages() if row.key == "Python GC")
     assert row.count >= 1 and row.cpu_time_total > 0
-    assert "GC" in prof.key_averages().table()
+    assert "Python GC" in prof.key_averages().table()
 
 
 def test_callback_is_removed_after_profiling():

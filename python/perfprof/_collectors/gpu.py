@@ -11,6 +11,12 @@ from .base import Collection, Collector
 # ProfilerLevel -> the collector's level (csrc/cupti/activity_collector.h).
 _GPU_LEVELS = {ProfilerLevel.Level_none: 0, ProfilerLevel.Level0: 1, ProfilerLevel.Level1: 2, ProfilerLevel.Level2: 3}
 
+# Kineto's activity types torch.profiler's per-activity filter selects -> the CUPTI kind each is
+# (by the collector's kind names). The level's other kinds (device, external correlation,
+# synchronisation, allocations, graphs) are no such type and are not filtered.
+_KINDS_OF_TYPES = {"CONCURRENT_KERNEL": "kernel", "GPU_MEMCPY": "memcpy", "GPU_MEMSET": "memset",
+                   "CUDA_RUNTIME": "runtime API", "CUDA_DRIVER": "driver API"}
+
 
 class GpuActivity(Collector):
     """CUPTI's activity records, with ProfilerActivity.CUDA. Started first and stopped last, so
@@ -33,7 +39,8 @@ class GpuActivity(Collector):
 
     def start(self) -> None:
         config = self.options.experimental_config
-        error, skipped = _core.gpu_start(_GPU_LEVELS[config.profiler_level])
+        left_out = [kind for activity_type, kind in _KINDS_OF_TYPES.items() if not self.options.collects(activity_type)]
+        error, skipped = _core.gpu_start(_GPU_LEVELS[config.profiler_level], left_out)
         if error:
             warn_once(f"gpu-start-{error}", f"perfprof: GPU activity is not collected: {error}")
             return

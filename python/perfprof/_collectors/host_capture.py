@@ -16,13 +16,16 @@ class HostCapture(Collector):
     that starts the profiler (child threads opt in with ``enable_profiler_in_child_thread``)."""
 
     name = "host capture"
-    channels = _core.CHANNEL_OPERATORS | _core.CHANNEL_PYTHON
     activity = "CPU"
-    pausable_channels = channels
+    pausable_channels = _core.CHANNEL_OPERATORS | _core.CHANNEL_PYTHON
     start_stages = ("torch capture", "python tracer")
 
     def __init__(self, options: ProfilerOptions) -> None:
         super().__init__(options)
+        # CPU's per-activity filter leaves out what it does not name: operators (CPU_OP), Python
+        # calls and module ranges (PYTHON_FUNCTION).
+        self.channels = ((_core.CHANNEL_OPERATORS if options.collects("CPU_OP") else 0) |
+                         (_core.CHANNEL_PYTHON if options.collects("PYTHON_FUNCTION") else 0))
         self._thread: Optional[int] = None  # the thread whose operators this collector captures
         # torch's results read at stop, kept with the session: freeing them costs about as much
         # as reading them, so it is left out of the stop a user waits for (torch_capture.stop_thread).

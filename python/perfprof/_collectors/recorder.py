@@ -8,8 +8,9 @@ from .base import Collection, Collector
 
 
 class HostRecorder(Collector):
-    """Steps always; annotations and counters with ProfilerActivity.CPU; mstx markers of the
-    configured domains with ``ExperimentalConfig(mstx=True)``."""
+    """Steps always; annotations (unless CPU's filter leaves out ``USER_ANNOTATION``) and counters
+    with ProfilerActivity.CPU; mstx markers of the configured domains with
+    ``ExperimentalConfig(mstx=True)``."""
 
     name = "host recorder"
     activity = "CPU"
@@ -19,7 +20,9 @@ class HostRecorder(Collector):
         super().__init__(options)
         self.channels = _core.CHANNEL_STEPS
         if options.cpu:
-            self.channels |= _core.CHANNEL_USER_ANNOTATIONS | _core.CHANNEL_COUNTERS
+            self.channels |= _core.CHANNEL_COUNTERS
+        if options.collects("USER_ANNOTATION"):
+            self.channels |= _core.CHANNEL_USER_ANNOTATIONS
         if options.experimental_config.mstx:
             self.channels |= _core.CHANNEL_MSTX
 
