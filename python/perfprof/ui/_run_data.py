@@ -1,0 +1,55 @@
+"""One run's analyses for the pages, each run once per run and kept: a page and its next page
+ask for the same tables."""
+from __future__ import annotations
+
+import threading
+from typing import Any, Dict, Optional, Tuple
+
+from ..analysis import ANALYSES, RunDatabase, Table
+from ..analysis._summary import window_begin_ns
+
+#: Every row of a top-N analysis (the analyses' own convention).
+EVERY_ROW = -1
+
+
+class RunData:
+    """The analyses of one open run, by name and parameters, each computed on first use.
+
+    Safe to share between threads (the server's): the run's database gives each thread its own
+    connection, and an analysis asked for twice at once is computed twice, not corrupted."""
+
+    def __init__(self, run: RunDatabase, label: str) -> None:
+        self.run = run
+        self.label = label
+        self._lock = threading.Lock()
+        self._tables: Dict[Tuple[str, Tuple[Tuple[str, Any], ...]], Table] = {}
+        self._origin: Optional[int] = None
+        self._origin_known = False
+
+    def table(self, name: str, **params: Any) -> Table:
+        """The registered analysis `name` (perfprof.analysis.ANALYSES) run with `params`."""
+        key = (name, tuple(sorted(params.items())))
+        with self._lock:
+            known = self._tables.get(key)
+        if known is not None:
+            return known
+        table = _function(name)(self.run, **params)
+        with self._lock:
+            self._tables[key] = table
+        return table
+
+    @property
+    def origin_ns(self) -> Optional[int]:
+        """The run's window start (ns since the Unix epoch): times of day are shown from it."""
+        if not self._origin_known:
+            self._origin, self._origin_known = window_begin_ns(self.run), True
+        return self._origin
+
+    def close(self) -> None:
+        self.run.close()
+
+
+def _function(name: str) -> Any:
+    if name not in ANALYSES:
+        raise ValueError(f"no analysis named {name!r}; the analyses: {', '.join(ANALYSES)}")
+    return ANALYSES[name].function

@@ -1,0 +1,182 @@
+"""``perfprof ui``: a local web application over the runs under some paths (Flask on
+Werkzeug's threaded server, as TensorBoard serves its pages).
+
+Read-only and closed: a URL names a run by an id from the run list (never a path), a view by
+name and an asset by name; anything else is 404. Pages carry a Content-Security-Policy that
+lets them load only this server's own scripts."""
+from __future__ import annotations
+
+import collections
+import os
+import sqlite3
+import threading
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from urllib.parse import urlencode
+
+from ._run_data import RunData
+from ._runs import RunEntry, discover
+from ._tables import PAGE_SIZE, Order, UnknownColumnError
+from ._templates import environment
+from ._views import VIEWS
+
+#: Runs kept open with their computed analyses (a run's next page reads them again).
+OPEN_RUNS = 4
+#: The headers of every response.
+SECURITY_HEADERS = {
+    "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+                               "img-src 'self' data:; font-src 'self' data:; connect-src 'self'; "
+                               "form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+}
+
+
+class _Runs:
+    """The runs found under the roots, by id, and the few kept open."""
+
+    def __init__(self, roots: Sequence[str]) -> None:
+        self.roots = list(roots)
+        self._lock = threading.Lock()
+        self._known: Dict[str, RunEntry] = {}
+        self._open: "collections.OrderedDict[Tuple[str, int], RunData]" = collections.OrderedDict()
+
+    def listing(self) -> Tuple[List[RunEntry], List[str]]:
+        """The runs under the roots now (the file system read again: new runs appear)."""
+        runs, problems = discover(self.roots)
+        with self._lock:
+            self._known.update((run.id, run) for run in runs)
+        return runs, problems
+
+    def entry(self, run_id: str) -> Optional[RunEntry]:
+        with self._lock:
+            known = self._known.get(run_id)
+        if known is None:
+            runs, _ = self.listing()
+            known = next((run for run in runs if run.id == run_id), None)
+        return known
+
+    def data(self, entry: RunEntry) -> RunData:
+        """The run open, its analyses kept until its database changes or it is the least
+        recently used of OPEN_RUNS."""
+        from ..analysis import open_run
+
+        run = open_run(entry.path)
+        key = (run.path, os.stat(run.path).st_mtime_ns)
+        with self._lock:
+            known = self._open.get(key)
+            if known is not None:
+                self._open.move_to_end(key)
+        if known is not None:
+            run.close()
+            return known
+        data = RunData(run, entry.label)
+        with self._lock:
+            self._open[key] = data
+            while len(self._open) > OPEN_RUNS:
+                _, oldest = self._open.popitem(last=False)
+                oldest.close()
+        return data
+
+
+def create_app(roots: Sequence[str], page_size: int = PAGE_SIZE) -> Any:
+    """The Flask application serving the runs at or under `roots`; paged tables show `page_size`
+    rows a page."""
+    from flask import Flask, abort, redirect, request, send_file
+
+    from ._assets import asset_paths
+
+    app = Flask("perfprof.ui", static_folder=None, template_folder=None)
+    runs = _Runs(roots)
+    templates = environment()
+    assets = asset_paths()
+
+    @app.after_request
+    def secured(response: Any) -> Any:
+        response.headers.update(SECURITY_HEADERS)
+        return response
+
+    @app.get("/")
+    def index() -> Any:
+        found, problems = runs.listing()
+        return templates.get_template("index.html").render(runs=found, problems=problems, roots=runs.roots,
+                                                             **_links())
+
+    @app.get("/static/<name>")
+    def static_file(name: str) -> Any:
+        if name not in assets:
+            abort(404)
+        return send_file(assets[name], max_age=3600)
+
+    @app.get("/run/<run_id>/")
+    def run_home(run_id: str) -> Any:
+        return redirect(_view_url(run_id, "overview"))
+
+    @app.get("/run/<run_id>/<view_name>")
+    def run_view(run_id: str, view_name: str) -> Any:
+        entry = runs.entry(run_id)
+        view = VIEWS.get(view_name)
+        if entry is None or view is None:
+            abort(404)
+        try:
+            order = _order(request.args, page_size)
+        except ValueError as error:
+            return _problem(str(error), 400)
+        try:
+            data = runs.data(entry)
+            panels = view.build(data, order)
+        except UnknownColumnError as error:
+            return _problem(str(error), 400)
+        except (OSError, ValueError, sqlite3.Error) as error:  # a run gone, a trace that cannot be read
+            return _problem(f"{entry.label}: {error}", 500)
+        return templates.get_template("run.html").render(
+            run=entry, view=view, views=list(VIEWS.values()), panel_list=panels,
+            view_url=lambda name: _view_url(run_id, name), query=_query, **_links())
+
+    def _problem(message: str, status: int) -> Any:
+        from flask import Response
+
+        return Response(message + "\n", status=status, mimetype="text/plain")
+
+    return app
+
+
+def _links() -> Dict[str, Any]:
+    """The URLs every page's template writes."""
+    return {"home": "/", "static": lambda name: f"/static/{name}", "run_url": lambda run: _view_url(run.id, "overview")}
+
+
+def _view_url(run_id: str, view: str) -> str:
+    return f"/run/{run_id}/{view}"
+
+
+def _query(**params: Any) -> str:
+    """A query string of the `params` that have a value."""
+    return urlencode({name: value for name, value in params.items() if value not in (None, "")})
+
+
+def _order(args: Any, page_size: int) -> Order:
+    """The paged table's order from the query string: sort, order (asc, desc), q, page."""
+    order = args.get("order", "desc")
+    if order not in ("asc", "desc"):
+        raise ValueError(f"'order' must be asc or desc, not {order!r}")
+    page_text = args.get("page", "1")
+    if not page_text.isdigit() or int(page_text) < 1:
+        raise ValueError(f"'page' must be a whole number from 1, not {page_text!r}")
+    return Order(sort=args.get("sort") or None, descending=order == "desc", search=args.get("q", ""),
+                 page=int(page_text), page_size=page_size)
+
+
+def serve(roots: Sequence[str], host: str = "127.0.0.1", port: int = 6006,
+          on_ready: Optional[Callable[[str], None]] = None) -> None:
+    """Serve the runs at or under `roots` on `host`:`port` until interrupted; `on_ready` is
+    called with the URL once the server listens (port 0: any free port)."""
+    from werkzeug.serving import make_server
+
+    server = make_server(host, port, create_app(roots), threaded=True)
+    if on_ready:
+        shown = f"[{host}]" if ":" in host else host
+        on_ready(f"http://{shown}:{server.server_port}/")
+    try:
+        server.serve_forever()
+    finally:
+        server.server_close()

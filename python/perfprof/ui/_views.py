@@ -1,0 +1,134 @@
+"""The views of a run (Overview, Operators, Kernels, Memory): what each shows, as panels of
+tables, charts and recommendations built from the run's analyses. The server and the report
+file render the same panels."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, ClassVar, Dict, List, Optional, Sequence, Union
+
+from . import _charts
+from ._advice import Advice, recommendations
+from ._run_data import EVERY_ROW, RunData
+from ._tables import Order, ShownTable, shown_table
+
+#: The rows of the Overview's top-N tables: `perfprof summary`'s default --top.
+OVERVIEW_TOP = 10
+
+
+@dataclass(frozen=True)
+class TablePanel:
+    kind: ClassVar[str] = "table"
+    table: ShownTable
+    paged: bool = False        # the view's main table: sorted, searched and paged on request
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class ChartPanel:
+    kind: ClassVar[str] = "chart"
+    chart: _charts.Chart
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class AdvicePanel:
+    kind: ClassVar[str] = "advice"
+    advice: Sequence[Advice]
+
+
+@dataclass(frozen=True)
+class EmptyPanel:
+    kind: ClassVar[str] = "empty"
+    title: str
+    reason: str
+
+
+Panel = Union[TablePanel, ChartPanel, AdvicePanel, EmptyPanel]
+
+
+@dataclass(frozen=True)
+class View:
+    name: str                  # in the URL and the report's anchors
+    title: str
+    build: Callable[[RunData, Order], List[Panel]]
+    paged_analysis: Optional[str] = None   # the analysis whose table the Order applies to
+
+
+def _table(data: RunData, name: str, reason: str, order: Optional[Order] = None, note: str = "",
+           **params: object) -> Panel:
+    """The analysis `name` as a table panel (paged when `order` is given), or an empty panel
+    saying `reason` when the run has no rows for it."""
+    table = data.table(name, **params)
+    if not table.rows:
+        return EmptyPanel(table.title, reason)
+    if order is None:
+        return TablePanel(shown_table(table, data.origin_ns), note=note)
+    return TablePanel(shown_table(table, data.origin_ns, order), paged=True, note=note)
+
+
+def _chart(chart: Optional[_charts.Chart], title: str, reason: str, note: str = "") -> Panel:
+    return EmptyPanel(title, reason) if chart is None else ChartPanel(chart, note)
+
+
+NO_GPU = "no GPU activity in this run"
+NO_STEPS = "no steps in this run (profile with a schedule, or call prof.step())"
+
+
+def overview(data: RunData, order: Order) -> List[Panel]:
+    breakdown = data.table("step_time_breakdown")
+    return [
+        _table(data, "run_info", "nothing recorded about this run"),
+        AdvicePanel(recommendations(data)),
+        _table(data, "step_statistics", NO_STEPS),
+        _chart(_charts.step_stack(breakdown, _charts.DEVICE_STACK, "steps-device", "Step time on the device"),
+               "Step time on the device", NO_GPU if breakdown.rows else NO_STEPS,
+               "Each step stacked by what its device did: computing, communication not hidden by computing, "
+               "copies only, idle (step_time_breakdown)."),
+        _chart(_charts.step_stack(breakdown, _charts.HOST_STACK, "steps-host", "Step time on the host"),
+               "Step time on the host", NO_STEPS,
+               "Each step stacked by what its host threads did: operators, garbage collection, the rest "
+               "(step_time_breakdown)."),
+        _table(data, "temporal_breakdown", NO_GPU),
+        _chart(_charts.gpu_utilization(data.table("gpu_utilization"), data.origin_ns), "GPU utilisation over time",
+               NO_GPU),
+        _table(data, "top_operators", "no operators in this run", top=OVERVIEW_TOP),
+        _table(data, "top_kernels", NO_GPU, top=OVERVIEW_TOP),
+    ]
+
+
+def operators(data: RunData, order: Order) -> List[Panel]:
+    return [
+        _table(data, "top_operators", "no operators in this run", order, top=EVERY_ROW,
+               note="Per operator name; self time excludes the operators it called (docs/analysis.md)."),
+        _table(data, "nvtx_ranges", "no record_function or mstx ranges in this run", top=EVERY_ROW),
+        _table(data, "python_hot_spots", "no Python calls in this run (profile with with_stack=True)", top=EVERY_ROW),
+    ]
+
+
+def kernels(data: RunData, order: Order) -> List[Panel]:
+    return [
+        _table(data, "top_kernels", NO_GPU, order, top=EVERY_ROW,
+               note="Per kernel, copy and set name: device time over its instances."),
+        _table(data, "kernel_breakdown", NO_GPU),
+        _table(data, "kernel_launch_stats", NO_GPU),
+        _table(data, "kernel_metrics", "no kernel metrics measured (ExperimentalConfig gpu_metrics, l2_cache)",
+               top=EVERY_ROW),
+        _table(data, "memory_bandwidth", "no copies or sets in this run"),
+    ]
+
+
+NO_MEMORY = "no memory events in this run (profile with profile_memory=True)"
+
+
+def memory(data: RunData, order: Order) -> List[Panel]:
+    curves: List[Panel] = [ChartPanel(chart) for chart in
+                           _charts.memory_curves(data.table("memory_over_time"), data.origin_ns)]
+    return (curves or [EmptyPanel("Memory over time", NO_MEMORY)]) + [_table(data, "memory_peaks", NO_MEMORY)]
+
+
+VIEWS: Dict[str, View] = {view.name: view for view in (
+    View("overview", "Overview", overview),
+    View("operators", "Operators", operators, "top_operators"),
+    View("kernels", "Kernels", kernels, "top_kernels"),
+    View("memory", "Memory", memory),
+)}
