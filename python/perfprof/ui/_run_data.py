@@ -3,13 +3,15 @@ ask for the same tables."""
 from __future__ import annotations
 
 import threading
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, Optional, Sequence, Tuple
 
-from ..analysis import ANALYSES, RunDatabase, Table
-from ..analysis._summary import window_begin_ns
+from ..analysis import ANALYSES, Analysis, RunDatabase, Table
+from ..analysis._summary import run_analyses, window_begin_ns
 
 #: Every row of a top-N analysis (the analyses' own convention).
 EVERY_ROW = -1
+
+_Key = Tuple[str, Tuple[Tuple[str, Any], ...]]
 
 
 class RunData:
@@ -22,7 +24,7 @@ class RunData:
         self.run = run
         self.label = label
         self._lock = threading.Lock()
-        self._tables: Dict[Tuple[str, Tuple[Tuple[str, Any], ...]], Table] = {}
+        self._tables: Dict[_Key, Table] = {}
         self._origin: Optional[int] = None
         self._origin_known = False
 
@@ -33,10 +35,21 @@ class RunData:
             known = self._tables.get(key)
         if known is not None:
             return known
-        table = _function(name)(self.run, **params)
+        table = _entry(name).function(self.run, **params)
         with self._lock:
             self._tables[key] = table
         return table
+
+    def prefetch(self, names: Sequence[str], top: int) -> None:
+        """Compute those of the analyses `names` not computed yet side by side, one thread per
+        CPU (as `perfprof summary` runs them), `top` given to those that take it: what a view
+        asks for next, then answered from memory."""
+        keys = {name: (name, (("top", top),) if _entry(name).takes_top else ()) for name in names}
+        with self._lock:
+            wanted = [_entry(name) for name, key in keys.items() if key not in self._tables]
+        for entry, table in zip(wanted, run_analyses(self.run, wanted, top=top)):
+            with self._lock:
+                self._tables[keys[entry.name]] = table
 
     @property
     def origin_ns(self) -> Optional[int]:
@@ -49,7 +62,7 @@ class RunData:
         self.run.close()
 
 
-def _function(name: str) -> Any:
+def _entry(name: str) -> Analysis:
     if name not in ANALYSES:
         raise ValueError(f"no analysis named {name!r}; the analyses: {', '.join(ANALYSES)}")
-    return ANALYSES[name].function
+    return ANALYSES[name]

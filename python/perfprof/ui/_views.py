@@ -74,7 +74,14 @@ NO_GPU = "no GPU activity in this run"
 NO_STEPS = "no steps in this run (profile with a schedule, or call prof.step())"
 
 
+#: What the Overview and its recommendations read, computed side by side before it is drawn.
+OVERVIEW_ANALYSES = ("run_info", "step_statistics", "step_time_breakdown", "temporal_breakdown", "gpu_utilization",
+                     "idle_time_breakdown", "kernel_launch_stats", "kernel_breakdown", "comm_comp_overlap",
+                     "top_operators", "top_kernels")
+
+
 def overview(data: RunData, order: Order) -> List[Panel]:
+    data.prefetch(OVERVIEW_ANALYSES, OVERVIEW_TOP)
     breakdown = data.table("step_time_breakdown")
     return [
         _table(data, "run_info", "nothing recorded about this run"),
