@@ -25,6 +25,7 @@ from perfprof.ui._views import VIEWS
 CHROMIUM = find_chromium()
 needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="no Chromium on PATH (install-deps.sh --test installs it)")
 HOSTILE_NAME = "<script>alert(1)</script>"
+REPORT_VIEWS = [name for name, view in VIEWS.items() if view.in_report]
 
 
 # --- runs -------------------------------------------------------------------------------------
@@ -151,7 +152,7 @@ def test_report_views_show_the_summary_numbers_offline(gpu_run, gpu_report, brow
     page.page.route("**/*", lambda route: route.continue_() if route.request.url.startswith("file:") else route.abort())
     page.page.goto(gpu_report.as_uri())
     seen = {}
-    for view in VIEWS:
+    for view in REPORT_VIEWS:
         page.page.click(f"nav.views a[data-view={view}]")
         page.page.wait_for_function(f"() => !document.getElementById('{view}').hidden")
         page.screenshot(f"report-gpu-{view}", screenshots)
@@ -201,7 +202,7 @@ def test_report_of_a_cpu_run_shows_run_strings_as_text(cpu_run, browser, screens
     summary = summary_json(cpu_run)
     page = Page(browser)
     page.page.goto(output.as_uri())
-    for view in VIEWS:
+    for view in REPORT_VIEWS:
         page.page.click(f"nav.views a[data-view={view}]")
         page.screenshot(f"report-cpu-{view}", screenshots)
         if view == "operators":
@@ -275,10 +276,41 @@ def test_server_sorts_and_pages_the_operators(server, cpu_run, browser):
     rows = page.tables()["top_operators"]["rows"]
     assert [int(row[1]["value"]) for row in rows] == [row[count] for row in by_count[5:10]]
     assert "page 2 of" in page.page.inner_text("section[data-analysis=top_operators] .pager")
+    assert page.page.inner_text("section[data-analysis=top_operators] .count") == f"{len(expected['rows'])} rows"
     page.page.goto(base + "?q=linear")
     names = [row[0]["text"] for row in page.tables()["top_operators"]["rows"]]
     assert names and all("linear" in name for name in names)
     assert page.errors == []
+    page.page.close()
+
+
+#: Stands in for ui.perfetto.dev (no network in the tests): answers PING with PONG, as Perfetto UI
+#: does once ready, and shows the size of the trace it is then posted in its title.
+FAKE_PERFETTO = """<!doctype html><title>waiting</title><script>
+addEventListener('message', event => {
+  if (event.data === 'PING') event.source.postMessage('PONG', event.origin);
+  else if (event.data && event.data.perfetto) document.title = 'trace of ' + event.data.perfetto.buffer.byteLength +
+                                                               ' bytes: ' + event.data.perfetto.title;
+});</script>"""
+
+
+@needs_chromium
+def test_trace_view_downloads_the_trace_and_hands_it_to_perfetto(server, gpu_run, browser):
+    (trace,) = Path(perfprof.trace_dir_of(str(gpu_run))).glob("*.pt.trace.json*")
+    page = Page(browser)
+    page.page.context.route("https://ui.perfetto.dev/**", lambda route: route.fulfill(
+        status=200, content_type="text/html", body=FAKE_PERFETTO))
+    page.page.goto(f"{server}/run/{run_id(str(gpu_run))}/trace")
+    download_url = page.page.get_attribute("a.download", "href")
+    body = page.page.request.get(server + download_url).body()
+    assert body == trace.read_bytes()
+    with page.page.expect_popup() as opened:
+        page.page.click("button.open-perfetto")
+    perfetto = opened.value
+    perfetto.wait_for_function("document.title.startsWith('trace of')")
+    assert perfetto.title() == f"trace of {trace.stat().st_size} bytes: {gpu_run.name}"
+    assert page.errors == []
+    page.page.context.unroute("https://ui.perfetto.dev/**")
     page.page.close()
 
 
@@ -290,7 +322,8 @@ def test_server_serves_nothing_outside_its_runs(gpu_run, cpu_run):
                  "/static/templates/run.html", "/static/_server.py", "/../../etc/passwd",
                  f"/run/{known}/../../../etc/passwd", f"/run/{known}/%2e%2e%2f%2e%2e%2fetc%2fpasswd",
                  f"/run/{run_id(str(cpu_run))}/overview",  # a run, but not under this server's paths
-                 f"/run/{known}/nonexistent", "/run/..%2f..%2fetc/overview"):
+                 f"/run/{known}/nonexistent", "/run/..%2f..%2fetc/overview",
+                 f"/run/{run_id(str(cpu_run))}/trace/download", "/run/0/trace/download"):
         response = client.get(path)
         assert response.status_code in (404, 308), path
         assert "root:" not in response.get_data(as_text=True) and secret not in response.get_data(as_text=True)

@@ -44,10 +44,11 @@ def render_report(data: RunData, source: str) -> str:
 
     scripts = [_inline_script(name) for name in _SCRIPTS]
     every_row = Order(page_size=None)
-    view_panels = {name: view.build(data, every_row) for name, view in VIEWS.items()}
+    views = [view for view in VIEWS.values() if view.in_report]
+    view_panels = {view.name: view.build(data, every_row) for view in views}
     written = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     return environment().get_template("report.html").render(
-        run=_ReportRun(data.label, source), views=list(VIEWS.values()), view_panels=view_panels,
+        run=_ReportRun(data.label, source), views=views, view_panels=view_panels,
         css=Markup(read_asset("ui.css")), scripts=[Markup(script) for script in scripts],
         policy=_policy(scripts), written=written)
 

@@ -20,9 +20,10 @@ class RunData:
     Safe to share between threads (the server's): the run's database gives each thread its own
     connection, and an analysis asked for twice at once is computed twice, not corrupted."""
 
-    def __init__(self, run: RunDatabase, label: str) -> None:
+    def __init__(self, run: RunDatabase, label: str, trace_url: Optional[str] = None) -> None:
         self.run = run
         self.label = label
+        self.trace_url = trace_url   # where the page downloads the run's Chrome trace; None: it has none
         self._lock = threading.Lock()
         self._tables: Dict[_Key, Table] = {}
         self._origin: Optional[int] = None

@@ -6,7 +6,7 @@ import datetime
 import hashlib
 import os
 from dataclasses import dataclass
-from typing import List, Sequence, Tuple
+from typing import List, Optional, Sequence, Tuple
 
 from .._run_directory import OUTPUT_DIR
 from ..analysis._run_database import NoRunError, database_of, find_runs
@@ -40,6 +40,20 @@ def discover(roots: Sequence[str]) -> Tuple[List[RunEntry], List[str]]:
         runs += [_entry(path, root) for path in paths if os.path.exists(path)]
     unique = {run.id: run for run in runs}
     return sorted(unique.values(), key=lambda run: (run.modified, run.label), reverse=True), problems
+
+
+def trace_file(path: str) -> Optional[str]:
+    """The Chrome trace of the run at `path` (a run directory, its PERFPROF_OUTPUT folder or
+    database, or a trace file itself), if it has one: what the Trace view offers."""
+    from .._trace_import import is_trace_file, trace_of_run
+
+    if os.path.isfile(path):
+        if is_trace_file(path):
+            return path
+        path = os.path.dirname(os.path.abspath(path))  # a database: in its run's PERFPROF_OUTPUT
+    if os.path.basename(os.path.normpath(path)) == OUTPUT_DIR:
+        path = os.path.dirname(os.path.normpath(path))
+    return trace_of_run(path)
 
 
 def _runs_at(root: str) -> List[str]:

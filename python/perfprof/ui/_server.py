@@ -14,7 +14,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 from urllib.parse import urlencode
 
 from ._run_data import RunData
-from ._runs import RunEntry, discover
+from ._runs import RunEntry, discover, trace_file
 from ._tables import PAGE_SIZE, Order, UnknownColumnError
 from ._templates import environment
 from ._views import VIEWS
@@ -69,7 +69,7 @@ class _Runs:
         if known is not None:
             run.close()
             return known
-        data = RunData(run, entry.label)
+        data = RunData(run, entry.label, trace_url(entry.id) if trace_file(entry.path) else None)
         with self._lock:
             self._open[key] = data
             while len(self._open) > OPEN_RUNS:
@@ -111,6 +111,15 @@ def create_app(roots: Sequence[str], page_size: int = PAGE_SIZE) -> Any:
     def run_home(run_id: str) -> Any:
         return redirect(_view_url(run_id, "overview"))
 
+    @app.get("/run/<run_id>/trace/download")
+    def trace_download(run_id: str) -> Any:
+        entry = runs.entry(run_id)
+        path = trace_file(entry.path) if entry is not None else None
+        if path is None:
+            abort(404)
+        return send_file(path, as_attachment=True, download_name=os.path.basename(path),
+                         mimetype="application/gzip" if path.endswith(".gz") else "application/json")
+
     @app.get("/run/<run_id>/<view_name>")
     def run_view(run_id: str, view_name: str) -> Any:
         entry = runs.entry(run_id)
@@ -147,6 +156,11 @@ def _links() -> Dict[str, Any]:
 
 def _view_url(run_id: str, view: str) -> str:
     return f"/run/{run_id}/{view}"
+
+
+def trace_url(run_id: str) -> str:
+    """Where a run's Chrome trace is downloaded (the Trace view's link and Perfetto UI's source)."""
+    return f"/run/{run_id}/trace/download"
 
 
 def _query(**params: Any) -> str:

@@ -37,13 +37,20 @@ class AdvicePanel:
 
 
 @dataclass(frozen=True)
+class TracePanel:
+    kind: ClassVar[str] = "trace"
+    url: str        # the trace's download
+    title: str      # the name Perfetto UI shows
+
+
+@dataclass(frozen=True)
 class EmptyPanel:
     kind: ClassVar[str] = "empty"
     title: str
     reason: str
 
 
-Panel = Union[TablePanel, ChartPanel, AdvicePanel, EmptyPanel]
+Panel = Union[TablePanel, ChartPanel, AdvicePanel, TracePanel, EmptyPanel]
 
 
 @dataclass(frozen=True)
@@ -51,7 +58,7 @@ class View:
     name: str                  # in the URL and the report's anchors
     title: str
     build: Callable[[RunData, Order], List[Panel]]
-    paged_analysis: Optional[str] = None   # the analysis whose table the Order applies to
+    in_report: bool = True     # False: a view of the server only (the report holds no trace)
 
 
 def _table(data: RunData, name: str, reason: str, order: Optional[Order] = None, note: str = "",
@@ -133,9 +140,16 @@ def memory(data: RunData, order: Order) -> List[Panel]:
     return (curves or [EmptyPanel("Memory over time", NO_MEMORY)]) + [_table(data, "memory_peaks", NO_MEMORY)]
 
 
+def trace(data: RunData, order: Order) -> List[Panel]:
+    if data.trace_url is None:
+        return [EmptyPanel("Trace", "this run kept no Chrome trace (export_type text writes one)")]
+    return [TracePanel(data.trace_url, data.label)]
+
+
 VIEWS: Dict[str, View] = {view.name: view for view in (
     View("overview", "Overview", overview),
-    View("operators", "Operators", operators, "top_operators"),
-    View("kernels", "Kernels", kernels, "top_kernels"),
+    View("operators", "Operators", operators),
+    View("kernels", "Kernels", kernels),
     View("memory", "Memory", memory),
+    View("trace", "Trace", trace, in_report=False),
 )}

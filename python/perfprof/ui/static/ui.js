@@ -1,8 +1,30 @@
 /* perfprof ui and report: draws each panel's chart from the figure its page carries (JSON data,
    never markup), and, in the report file, shows one view at a time and sorts and filters the
-   paged tables in the page. Text from the run is only ever read or moved, never parsed as HTML. */
+   paged tables in the page; on the Trace view, opens the run's trace in Perfetto UI. Text from the
+   run is only ever read or moved, never parsed as HTML. */
 (function () {
   "use strict";
+
+  var PERFETTO = "https://ui.perfetto.dev";
+
+  /* Perfetto UI's postMessage protocol: PING the new tab until it answers PONG (it is ready),
+     then post the trace's bytes. The tab is opened at the click, before the download, so that
+     no popup blocker takes it for an unrequested window. */
+  function openInPerfetto(button) {
+    var viewer = window.open(PERFETTO);
+    fetch(button.dataset.url).then(function (response) {
+      if (!response.ok) { throw new Error("the trace download failed: " + response.status); }
+      return response.arrayBuffer();
+    }).then(function (buffer) {
+      var ping = setInterval(function () { viewer.postMessage("PING", PERFETTO); }, 50);
+      window.addEventListener("message", function answered(event) {
+        if (event.origin !== PERFETTO || event.data !== "PONG") { return; }
+        clearInterval(ping);
+        window.removeEventListener("message", answered);
+        viewer.postMessage({perfetto: {buffer: buffer, title: button.dataset.title, url: location.href}}, PERFETTO);
+      });
+    });
+  }
 
   function drawCharts(root) {
     root.querySelectorAll("script.chart-data").forEach(function (data) {
@@ -85,5 +107,8 @@
     } else {
       drawCharts(document);
     }
+    document.querySelectorAll("button.open-perfetto").forEach(function (button) {
+      button.addEventListener("click", function () { openInPerfetto(button); });
+    });
   });
 }());
