@@ -55,9 +55,11 @@ def cpu_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return run_dir
 
 
-def summary_json(run: Path, top: int = 10) -> Dict[str, Any]:
-    """`perfprof summary --format json --top TOP` of the run: every analysis in it, by name."""
-    result = subprocess.run([sys.executable, "-m", "perfprof", "summary", "--format", "json", "--top", str(top), str(run)],
+def summary_json(run: Path, top: int = 10, *names: str) -> Dict[str, Any]:
+    """`perfprof summary --format json --top TOP [-a NAME]...` of the run: its analyses by name."""
+    chosen = [argument for name in names for argument in ("-a", name)]
+    result = subprocess.run([sys.executable, "-m", "perfprof", "summary", "--format", "json", "--top", str(top),
+                             *chosen, str(run)],
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)["analyses"]
@@ -167,6 +169,7 @@ def test_report_views_show_the_summary_numbers_offline(gpu_run, gpu_report, brow
     for name in ("kernel_breakdown", "kernel_launch_stats", "memory_bandwidth"):
         assert_same_numbers(kernels, summary, name)
     assert_same_numbers(kernels, summary, "top_kernels", rows=10)  # summary: the top 10; the view: every kernel
+    assert_same_numbers(kernels, summary_json(gpu_run, 1000, "kernel_launch_configs"), "kernel_launch_configs")
     # The hand-computed scenario, as a person reads it: gemm 3 kernels, 280 us in all.
     gemm = next(row for row in kernels["top_kernels"]["rows"] if row[0]["text"] == "gemm")
     assert [cell["text"] for cell in gemm[:4]] == ["gemm", "compute", "3", "280.000"]

@@ -123,6 +123,8 @@ def kernels(data: RunData, order: Order) -> List[Panel]:
     return [
         _table(data, "top_kernels", NO_GPU, order, top=EVERY_ROW,
                note="Per kernel, copy and set name: device time over its instances."),
+        _table(data, "kernel_launch_configs", NO_GPU, top=EVERY_ROW,
+               note="Which operator launched each kernel, and with which grid, block, registers and shared memory."),
         _table(data, "kernel_breakdown", NO_GPU),
         _table(data, "kernel_launch_stats", NO_GPU),
         _table(data, "kernel_metrics", "no kernel metrics measured (ExperimentalConfig gpu_metrics, l2_cache)",
