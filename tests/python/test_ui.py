@@ -38,12 +38,13 @@ def gpu_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def cpu_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A CPU training loop with memory events, under a record_function named like a script tag."""
+    """A CPU training loop with memory events and host telemetry, under a record_function named
+    like a script tag."""
     from test_memory import mlp_adam
 
     folder = tmp_path_factory.mktemp("ui_cpu")
     step = mlp_adam()
-    config = perfprof.ExperimentalConfig(export_type=["text", "db"])
+    config = perfprof.ExperimentalConfig(export_type=["text", "db"], host_sys=["cpu", "mem"], sample_interval_ms=5)
     with perfprof.profile(activities=[perfprof.ProfilerActivity.CPU], profile_memory=True, record_shapes=True,
                           experimental_config=config, schedule=perfprof.schedule(wait=0, warmup=1, active=2, repeat=1),
                           on_trace_ready=perfprof.tensorboard_trace_handler(str(folder))) as prof:
@@ -177,7 +178,7 @@ def test_report_views_show_the_summary_numbers_offline(gpu_run, gpu_report, brow
     assert [cell["text"] for cell in device[1:5]] == ["340.000", "140.000", "50.000", "530.000"]
     # Charts drawn: the step stacks and GPU utilisation on the Overview.
     page.page.click("nav.views a[data-view=overview]")
-    assert page.page.locator("#overview .chart .main-svg").count() >= 3
+    assert page.page.locator("#overview .chart.js-plotly-plot").count() == 3
     page.page.close()
 
 
@@ -212,13 +213,17 @@ def test_report_of_a_cpu_run_shows_run_strings_as_text(cpu_run, browser, screens
             operators = page.tables()
         if view == "memory":
             memory = page.tables()
-            assert page.page.locator("#memory .chart .main-svg").count() >= 1
+            assert page.page.locator("#memory .chart.js-plotly-plot").count() == 1  # the CPU's timeline
+        if view == "telemetry":
+            telemetry = page.tables()
+            assert page.page.locator("#telemetry .chart.js-plotly-plot").count() == 2  # CPU, memory
     assert page.errors == [] and page.dialogs == []
     names = [row[1]["text"] for row in operators["nvtx_ranges"]["rows"]]
     assert HOSTILE_NAME in names  # shown as the text it is
     assert page.page.evaluate("() => [...document.scripts].some(s => s.textContent.includes('alert(1)'))") is False
     assert_same_numbers(operators, summary, "top_operators", rows=10)
     assert_same_numbers(memory, summary, "memory_peaks")
+    assert_same_numbers(telemetry, summary, "telemetry_statistics")
     # A paged table in the report sorts in the page: by count, largest first.
     page.page.click("nav.views a[data-view=operators]")
     page.page.click("section[data-analysis=top_operators] th[data-column=count] button")

@@ -24,7 +24,7 @@ def _needs_ui_extra() -> None:
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False, writable=True),
               help="The HTML file to write.")
 def report(run_path: str, output: str) -> None:
-    """Write every page of RUN (Overview, Operators, Kernels, Memory) into one self-contained
+    """Write every page of RUN (Overview, Operators, Kernels, Memory, Telemetry) into one self-contained
     HTML file: its scripts and data inline, nothing fetched when it is opened (CI artifacts, mail).
 
     RUN is what `perfprof summary` takes: a run directory, its PERFPROF_OUTPUT folder, a

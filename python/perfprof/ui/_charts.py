@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import html
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 from ..analysis import Table
 from ..analysis._units import table_byte_unit, table_time_unit
@@ -82,4 +82,63 @@ def memory_curves(timeline: Table, origin_ns: Optional[int]) -> List[Chart]:
                          "y": [row["bytes"] / scale for row in series]})
         charts.append(Chart(f"memory-{number}", f"Memory by category: {device}",
                             {"data": data, "layout": _layout("ms from the start", f"live ({unit})")}))
+    return charts
+
+
+#: host_telemetry_over_time's panels: title and the unit of their values.
+HOST_PANELS = (("cpu", "CPU use", "% of one CPU"), ("memory", "Memory", "bytes"), ("disk", "Disk", "bytes/s"),
+               ("network", "Network", "bytes/s"))
+#: gpu_telemetry_over_time's metrics: column, title and unit.
+GPU_METRICS = (("utilization_pct", "GPU utilisation", "%"), ("memory_used_bytes", "GPU memory used", "bytes"),
+               ("power_watts", "GPU power", "W"), ("sm_clock_mhz", "GPU SM clock", "MHz"))
+
+
+def _lines(points: List[Dict[str, Any]], series_of: str, value_of: str, start: int, scale: float) -> List[Figure]:
+    """A line per value of `series_of` among `points`, `value_of` over time (ms from `start`)."""
+    data = []
+    for series in dict.fromkeys(point[series_of] for point in points):
+        mine = [point for point in points if point[series_of] == series and point[value_of] is not None]
+        data.append({"type": "scatter", "mode": "lines", "name": _text(series),
+                     "x": [(point["timestamp_ns"] - start) / 1e6 for point in mine],
+                     "y": [point[value_of] / scale for point in mine]})
+    return data
+
+
+def _scaled_unit(values: List[Any], unit: str) -> Tuple[float, str]:
+    """Bytes and bytes/s in the unit that reads best for `values`; other units as they are."""
+    if not unit.startswith("bytes"):
+        return 1.0, unit
+    scale, shown = table_byte_unit(value for value in values if value is not None)
+    return scale, shown + unit[len("bytes"):]
+
+
+def host_telemetry(telemetry: Table, origin_ns: Optional[int]) -> List[Chart]:
+    """host_telemetry_over_time: a chart per panel (CPU, memory, disk, network), a line per series."""
+    rows = telemetry.to_dicts()
+    if not rows:
+        return []
+    start = origin_ns if origin_ns is not None else min(row["timestamp_ns"] for row in rows)
+    charts = []
+    for panel, title, unit in HOST_PANELS:
+        points = [row for row in rows if row["panel"] == panel]
+        if points:
+            scale, shown = _scaled_unit([point["value"] for point in points], unit)
+            charts.append(Chart(f"host-{panel}", title, {"data": _lines(points, "series", "value", start, scale),
+                                                         "layout": _layout("ms from the start", shown)}))
+    return charts
+
+
+def gpu_telemetry(telemetry: Table, origin_ns: Optional[int]) -> List[Chart]:
+    """gpu_telemetry_over_time: a chart per metric, a line per GPU (metrics no GPU read left out)."""
+    rows = telemetry.to_dicts()
+    if not rows:
+        return []
+    start = origin_ns if origin_ns is not None else min(row["timestamp_ns"] for row in rows)
+    charts = []
+    for column, title, unit in GPU_METRICS:
+        values = [row[column] for row in rows]
+        if any(value is not None for value in values):
+            scale, shown = _scaled_unit(values, unit)
+            charts.append(Chart(f"gpu-{column}", title, {"data": _lines(rows, "gpu", column, start, scale),
+                                                          "layout": _layout("ms from the start", shown)}))
     return charts

@@ -1,4 +1,4 @@
-"""The views of a run (Overview, Operators, Kernels, Memory): what each shows, as panels of
+"""The views of a run (Overview, Operators, Kernels, Memory, Telemetry, Trace): what each shows, as panels of
 tables, charts and recommendations built from the run's analyses. The server and the report
 file render the same panels."""
 from __future__ import annotations
@@ -142,6 +142,16 @@ def memory(data: RunData, order: Order) -> List[Panel]:
     return (curves or [EmptyPanel("Memory over time", NO_MEMORY)]) + [_table(data, "memory_peaks", NO_MEMORY)]
 
 
+NO_TELEMETRY = "no telemetry in this run (ExperimentalConfig host_sys, gpu_telemetry; perfprof run --host-sys, --gpu-telemetry)"
+
+
+def telemetry(data: RunData, order: Order) -> List[Panel]:
+    charts = (_charts.host_telemetry(data.table("host_telemetry_over_time"), data.origin_ns)
+              + _charts.gpu_telemetry(data.table("gpu_telemetry_over_time"), data.origin_ns))
+    table = _table(data, "telemetry_statistics", NO_TELEMETRY)
+    return [ChartPanel(chart) for chart in charts] + [table] if charts else [table]
+
+
 def trace(data: RunData, order: Order) -> List[Panel]:
     if data.trace_url is None:
         return [EmptyPanel("Trace", "this run kept no Chrome trace (export_type text writes one)")]
@@ -153,5 +163,6 @@ VIEWS: Dict[str, View] = {view.name: view for view in (
     View("operators", "Operators", operators),
     View("kernels", "Kernels", kernels),
     View("memory", "Memory", memory),
+    View("telemetry", "Telemetry", telemetry),
     View("trace", "Trace", trace, in_report=False),
 )}
