@@ -258,7 +258,35 @@ def test_a_run_without_the_data_gives_empty_tables(tmp_path):
     (run_dir,) = [path for path in tmp_path.iterdir() if path.is_dir()]
     with analysis.open_run(str(run_dir)) as run:
         for name, entry in analysis.ANALYSES.items():
-            if entry.section in ("host", "memory") and name != "top_operators":
+            if entry.section in ("host", "memory") and name not in ("top_operators", "operator_details"):
                 assert entry(run).rows == (), name
-        assert len(analysis.top_operators(run)) > 0
+        assert len(analysis.top_operators(run)) > 0 and len(analysis.operator_details(run)) > 0
         assert dict(analysis.run_info(run).rows)["steps"] == "0"
+
+
+def test_operator_details_are_the_csv_rows(tmp_path):
+    """operator_details reads OPERATOR_DETAILS: the rows of the run's operator_details.csv (µs
+    there, ns here), every name and input shapes of a record_shapes run."""
+    import csv
+
+    config = perfprof.ExperimentalConfig(export_type=["text", "db"])
+    with perfprof.profile(activities=[perfprof.ProfilerActivity.CPU], record_shapes=True, experimental_config=config,
+                          on_trace_ready=perfprof.tensorboard_trace_handler(str(tmp_path))):
+        a = torch.ones(8, 4)
+        torch.mm(a, torch.ones(4, 2))
+        torch.mm(a, torch.ones(4, 3))
+        torch.mm(a, torch.ones(4, 3))
+    (run_dir,) = [path for path in tmp_path.iterdir() if path.is_dir()]
+    with open(run_dir / "PERFPROF_OUTPUT" / "operator_details.csv", newline="") as file:
+        expected = {(row["Name"], row["Input Shapes"]): [int(row["Count"])] + [
+            round(float(row[column]) * 1000) for column in ("Host Self Duration(us)", "Host Total Duration(us)",
+                                                            "Device Self Duration(us)", "Device Total Duration(us)")]
+            for row in csv.DictReader(file)}
+    with analysis.open_run(str(run_dir)) as run:
+        rows = analysis.operator_details(run, top=-1).to_dicts()
+    assert {(row["name"], row["input_shapes"]): [row["count"], row["host_self_ns"], row["host_total_ns"],
+                                                 row["device_self_ns"], row["device_total_ns"]] for row in rows} == expected
+    # One row per shape: torch.mm on [8, 4] x [4, 2] once and on [8, 4] x [4, 3] twice.
+    assert {row["input_shapes"]: row["count"] for row in rows if row["name"] == "aten::mm"} == \
+        {"[[8, 4], [4, 2]]": 1, "[[8, 4], [4, 3]]": 2}
+    assert [row["host_self_ns"] for row in rows] == sorted((row["host_self_ns"] for row in rows), reverse=True)

@@ -50,6 +50,15 @@ def top_operators(run: RunDatabase, top: int = 10) -> Table:
     return shipped_query(run, "top_operators", top=top, type="op")
 
 
+@analysis("operator_details", "Operators by input shapes", "host", takes_top=True, in_summary=False)
+def operator_details(run: RunDatabase, top: int = 10) -> Table:
+    """The `top` operators (-1: every one) per name and input shapes with the most host self
+    time, with torch.profiler's key_averages(group_by_input_shape=True) times (operator_details.csv):
+    name, input_shapes (NULL without record_shapes), count, host_self_ns, host_total_ns,
+    device_self_ns, device_total_ns."""
+    return shipped_query(run, "operator_details", top=top)
+
+
 @analysis("nvtx_ranges", "Annotated ranges", "host", takes_top=True)
 def nvtx_ranges(run: RunDatabase, top: int = 10) -> Table:
     """The `top` annotated ranges by total time, per domain and name: mstx ranges under their
