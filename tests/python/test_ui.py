@@ -4,6 +4,7 @@ gives for the same run, renders strings from the run as text, and the report fet
 Screenshots of every view go to $PERFPROF_UI_SCREENSHOTS (default: the test's temporary folder)."""
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
@@ -56,8 +57,10 @@ def cpu_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return run_dir
 
 
+@functools.lru_cache(maxsize=None)
 def summary_json(run: Path, top: int = 10, *names: str) -> Dict[str, Any]:
-    """`perfprof summary --format json --top TOP [-a NAME]...` of the run: its analyses by name."""
+    """`perfprof summary --format json --top TOP [-a NAME]...` of the run: its analyses by name
+    (run once per arguments: the runs do not change)."""
     chosen = [argument for name in names for argument in ("-a", name)]
     result = subprocess.run([sys.executable, "-m", "perfprof", "summary", "--format", "json", "--top", str(top),
                              *chosen, str(run)],
@@ -222,6 +225,7 @@ def test_report_of_a_cpu_run_shows_run_strings_as_text(cpu_run, browser, screens
     assert HOSTILE_NAME in names  # shown as the text it is
     assert page.page.evaluate("() => [...document.scripts].some(s => s.textContent.includes('alert(1)'))") is False
     assert_same_numbers(operators, summary, "top_operators", rows=10)
+    assert_same_numbers(operators, summary_json(cpu_run, 1000, "operator_details"), "operator_details")
     assert_same_numbers(memory, summary, "memory_peaks")
     assert_same_numbers(telemetry, summary, "telemetry_statistics")
     # A paged table in the report sorts in the page: by count, largest first.
@@ -288,6 +292,13 @@ def test_server_sorts_and_pages_the_operators(server, cpu_run, browser):
     page.page.goto(base + "?q=linear")
     names = [row[0]["text"] for row in page.tables()["top_operators"]["rows"]]
     assert names and all("linear" in name for name in names)
+    # Grouped by name and input shapes: operator_details, paged as well.
+    page.page.click("nav.grouping a:text('by name and input shapes')")
+    shown = page.tables()
+    assert "top_operators" not in shown
+    assert_same_numbers(shown, summary_json(cpu_run, 5, "operator_details"), "operator_details")
+    page.page.click("section[data-analysis=operator_details] .pager a[rel=next]")
+    assert "group=shapes" in page.page.url and "page 2 of" in page.page.inner_text(".pager")
     assert page.errors == []
     page.page.close()
 
@@ -349,6 +360,8 @@ def test_server_names_a_bad_query(gpu_run):
     assert response.status_code == 400 and "has no column 'nonexistent'" in response.get_data(as_text=True)
     response = client.get(base + "?page=first")
     assert response.status_code == 400 and "'page' must be a whole number" in response.get_data(as_text=True)
+    response = client.get(f"/run/{run_id(str(gpu_run))}/operators?group=module")
+    assert response.status_code == 400 and "'group' must be one of name, shapes" in response.get_data(as_text=True)
 
 
 def test_ui_binds_localhost_by_default():

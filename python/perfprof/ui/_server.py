@@ -15,7 +15,7 @@ from urllib.parse import urlencode
 
 from ._run_data import RunData
 from ._runs import RunEntry, discover, trace_file
-from ._tables import PAGE_SIZE, Order, UnknownColumnError
+from ._tables import PAGE_SIZE, BadOrderError, Order
 from ._templates import environment
 from ._views import VIEWS
 
@@ -133,7 +133,7 @@ def create_app(roots: Sequence[str], page_size: int = PAGE_SIZE) -> Any:
         try:
             data = runs.data(entry)
             panels = view.build(data, order)
-        except UnknownColumnError as error:
+        except BadOrderError as error:
             return _problem(str(error), 400)
         except (OSError, ValueError, sqlite3.Error) as error:  # a run gone, a trace that cannot be read
             return _problem(f"{entry.label}: {error}", 500)
@@ -169,7 +169,7 @@ def _query(**params: Any) -> str:
 
 
 def _order(args: Any, page_size: int) -> Order:
-    """The paged table's order from the query string: sort, order (asc, desc), q, page."""
+    """The paged table's order from the query string: sort, order (asc, desc), q, page, group."""
     order = args.get("order", "desc")
     if order not in ("asc", "desc"):
         raise ValueError(f"'order' must be asc or desc, not {order!r}")
@@ -177,7 +177,7 @@ def _order(args: Any, page_size: int) -> Order:
     if not page_text.isdigit() or int(page_text) < 1:
         raise ValueError(f"'page' must be a whole number from 1, not {page_text!r}")
     return Order(sort=args.get("sort") or None, descending=order == "desc", search=args.get("q", ""),
-                 page=int(page_text), page_size=page_size)
+                 page=int(page_text), page_size=page_size, group=args.get("group") or "name")
 
 
 def serve(roots: Sequence[str], host: str = "127.0.0.1", port: int = 6006,

@@ -15,8 +15,8 @@ from ..analysis._row_units import with_row_units
 PAGE_SIZE = 50
 
 
-class UnknownColumnError(ValueError):
-    """A sort column the table does not have."""
+class BadOrderError(ValueError):
+    """An Order a view cannot follow: a sort column its table lacks, a grouping it does not have."""
 
 
 @dataclass(frozen=True)
@@ -35,13 +35,16 @@ class Cell:
 @dataclass(frozen=True)
 class Order:
     """How a paged table is shown: sorted by `sort` (None: the analysis' own order), its text
-    columns holding `search`, page `page` (from 1) of `page_size` rows (None: every row)."""
+    columns holding `search`, page `page` (from 1) of `page_size` rows (None: every row); a view
+    with several groupings of its rows (Operators: by name, by name and input shapes) shows the
+    one named `group`, or all of them for None (the report)."""
 
     sort: Optional[str] = None
     descending: bool = True
     search: str = ""
     page: int = 1
     page_size: Optional[int] = PAGE_SIZE
+    group: Optional[str] = None
 
 
 @dataclass(frozen=True)
@@ -62,10 +65,10 @@ class ShownTable:
 def shown_table(table: Table, origin_ns: Optional[int], order: Order = Order(page_size=None)) -> ShownTable:
     """`table` for a page: the columns no row has a value in left out (as the terminal report
     does), units chosen over every row (so that pages read alike), then searched, sorted and cut
-    to `order`'s page. UnknownColumnError names a sort column the table lacks."""
+    to `order`'s page. BadOrderError names a sort column the table lacks."""
     table = with_values_only(table)
     if order.sort is not None and order.sort not in table.columns:
-        raise UnknownColumnError(f"'sort': {table.name} has no column {order.sort!r}; its columns: {', '.join(table.columns)}")
+        raise BadOrderError(f"'sort': {table.name} has no column {order.sort!r}; its columns: {', '.join(table.columns)}")
     readable = with_row_units(table)
     shown = display_columns(readable, origin_ns)
     columns = tuple(Column(name, column.header, column.numeric) for name, column in zip(table.columns, shown))

@@ -4,12 +4,12 @@ file render the same panels."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, ClassVar, Dict, List, Optional, Sequence, Union
+from typing import Callable, ClassVar, Dict, List, Optional, Sequence, Tuple, Union
 
 from . import _charts
 from ._advice import Advice, recommendations
 from ._run_data import EVERY_ROW, RunData
-from ._tables import Order, ShownTable, shown_table
+from ._tables import BadOrderError, Order, ShownTable, shown_table
 
 #: The rows of the Overview's top-N tables: `perfprof summary`'s default --top.
 OVERVIEW_TOP = 10
@@ -44,13 +44,21 @@ class TracePanel:
 
 
 @dataclass(frozen=True)
+class GroupingPanel:
+    """Links to the view's groupings of its rows, `current` the one shown."""
+    kind: ClassVar[str] = "grouping"
+    groupings: Sequence[Tuple[str, str]]   # (name in the URL, label)
+    current: str
+
+
+@dataclass(frozen=True)
 class EmptyPanel:
     kind: ClassVar[str] = "empty"
     title: str
     reason: str
 
 
-Panel = Union[TablePanel, ChartPanel, AdvicePanel, TracePanel, EmptyPanel]
+Panel = Union[TablePanel, ChartPanel, AdvicePanel, TracePanel, GroupingPanel, EmptyPanel]
 
 
 @dataclass(frozen=True)
@@ -110,10 +118,31 @@ def overview(data: RunData, order: Order) -> List[Panel]:
     ]
 
 
+#: The Operators view's groupings: its URL name, its label, and the panel it shows.
+OPERATOR_GROUPINGS = ("name", "shapes")
+
+
+def _operators_by(grouping: str, data: RunData, order: Order) -> Panel:
+    if grouping == "name":
+        return _table(data, "top_operators", NO_OPERATORS, order, top=EVERY_ROW,
+                      note="Per operator name, every call: self time excludes the operators it called.")
+    return _table(data, "operator_details", NO_OPERATORS, order, top=EVERY_ROW,
+                  note="Per operator name and input shapes (record_shapes), torch.profiler's key_averages("
+                       "group_by_input_shape=True) times on the host and of the device work each launched.")
+
+
+NO_OPERATORS = "no operators in this run"
+
+
 def operators(data: RunData, order: Order) -> List[Panel]:
-    return [
-        _table(data, "top_operators", "no operators in this run", order, top=EVERY_ROW,
-               note="Per operator name; self time excludes the operators it called (docs/analysis.md)."),
+    if order.group is None:  # the report: every grouping
+        shown: List[Panel] = [_operators_by(grouping, data, order) for grouping in OPERATOR_GROUPINGS]
+    else:
+        if order.group not in OPERATOR_GROUPINGS:
+            raise BadOrderError(f"'group' must be one of {', '.join(OPERATOR_GROUPINGS)}, not {order.group!r}")
+        shown = [GroupingPanel((("name", "by name"), ("shapes", "by name and input shapes")), order.group),
+                 _operators_by(order.group, data, order)]
+    return shown + [
         _table(data, "nvtx_ranges", "no record_function or mstx ranges in this run", top=EVERY_ROW),
         _table(data, "python_hot_spots", "no Python calls in this run (profile with with_stack=True)", top=EVERY_ROW),
     ]
