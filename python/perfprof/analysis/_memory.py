@@ -1,4 +1,5 @@
-"""Memory analyses: the memory timeline's peaks and its course, from a ``profile_memory`` run.
+"""Memory analyses: the memory timeline's peaks and its course, and the allocations by operator,
+from a ``profile_memory`` run.
 
 Each is one shipped query (``sql/<name>.sql``); docs/analysis.md gives every column's formula.
 """
@@ -23,3 +24,12 @@ def memory_over_time(run: RunDatabase, points: int = 2000) -> Table:
     point on), for a stacked-area plot. A device with more than `points` points keeps, of each of
     `points` equal time buckets, the point of largest total, so the total's peak stays in it."""
     return shipped_query(run, "memory_over_time", points=points)
+
+
+@analysis("memory_by_operator", "Memory by operator", "memory", takes_top=True, in_summary=False)
+def memory_by_operator(run: RunDatabase, top: int = 10) -> Table:
+    """The tensor allocations per device and the operator that made them, the `top` (-1: every
+    one) with the most bytes allocated: deviceType, operator (NULL: outside any operator),
+    allocations, allocated_bytes, largest_bytes, freed, held_bytes (not freed in the window),
+    avg_lifetime_ns (of those freed). Empty without memory events."""
+    return shipped_query(run, "memory_by_operator", top=top)
