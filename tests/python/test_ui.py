@@ -227,6 +227,7 @@ def test_report_of_a_cpu_run_shows_run_strings_as_text(cpu_run, browser, screens
     assert_same_numbers(operators, summary, "top_operators", rows=10)
     assert_same_numbers(operators, summary_json(cpu_run, 1000, "operator_details"), "operator_details")
     assert_same_numbers(memory, summary, "memory_peaks")
+    assert_same_numbers(memory, summary_json(cpu_run, 1000, "memory_by_operator"), "memory_by_operator")
     assert_same_numbers(telemetry, summary, "telemetry_statistics")
     # A paged table in the report sorts in the page: by count, largest first.
     page.page.click("nav.views a[data-view=operators]")

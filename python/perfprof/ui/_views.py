@@ -168,7 +168,12 @@ NO_MEMORY = "no memory events in this run (profile with profile_memory=True)"
 def memory(data: RunData, order: Order) -> List[Panel]:
     curves: List[Panel] = [ChartPanel(chart) for chart in
                            _charts.memory_curves(data.table("memory_over_time"), data.origin_ns)]
-    return (curves or [EmptyPanel("Memory over time", NO_MEMORY)]) + [_table(data, "memory_peaks", NO_MEMORY)]
+    return (curves or [EmptyPanel("Memory over time", NO_MEMORY)]) + [
+        _table(data, "memory_peaks", NO_MEMORY),
+        _table(data, "memory_by_operator", NO_MEMORY, order, top=EVERY_ROW,
+               note="The tensor allocations each operator made (factories allocate for their callers: torch.ones "
+                    "in aten::empty); held: not freed when the profiler stopped."),
+    ]
 
 
 NO_TELEMETRY = "no telemetry in this run (ExperimentalConfig host_sys, gpu_telemetry; perfprof run --host-sys, --gpu-telemetry)"
