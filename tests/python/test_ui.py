@@ -304,6 +304,36 @@ def test_server_sorts_and_pages_the_operators(server, cpu_run, browser):
     page.page.close()
 
 
+@needs_chromium
+def test_server_lists_the_allocations_of_a_time_range(server, cpu_run, browser):
+    from perfprof.analysis import open_run
+    from perfprof.analysis._summary import window_begin_ns
+
+    with open_run(str(cpu_run)) as run:
+        origin = window_begin_ns(run)
+    expected = summary_json(cpu_run, 10, "memory_allocations")["memory_allocations"]
+    time = expected["columns"].index("allocation_time_ns")
+    page = Page(browser)
+    memory = f"{server}/run/{run_id(str(cpu_run))}/memory"
+    page.page.goto(memory)
+    # Zooming into the memory curve points its link at the allocations of the range shown.
+    page.page.evaluate("""() => Plotly.relayout(document.querySelector('.chart.js-plotly-plot'),
+                                                {'xaxis.range[0]': 1.5, 'xaxis.range[1]': 2.25})""")
+    assert page.page.get_attribute("a.range-link", "href") == "allocations?from=1.500&to=2.250"
+    page.page.click("a.range-link")
+    assert page.page.url == f"{server}/run/{run_id(str(cpu_run))}/allocations?from=1.500&to=2.250"
+    # The allocations made from the 2nd one's time up to (not including) the 40th's, in ms from the start.
+    start, end = expected["rows"][1][time], expected["rows"][39][time]
+    page.page.goto(f"{server}/run/{run_id(str(cpu_run))}/allocations?from={(start - origin) / 1e6!r}"
+                   f"&to={(end - origin) / 1e6!r}")
+    wanted = [row for row in expected["rows"] if start <= row[time] < end]
+    assert page.page.inner_text("section[data-analysis=memory_allocations] .count") == f"{len(wanted)} rows"
+    assert_same_numbers(page.tables(), {"memory_allocations": dict(expected, rows=wanted[:5])}, "memory_allocations",
+                        rows=5)
+    assert page.errors == []
+    page.page.close()
+
+
 #: Stands in for ui.perfetto.dev (no network in the tests): answers PING with PONG, as Perfetto UI
 #: does once ready, and shows the size of the trace it is then posted in its title.
 FAKE_PERFETTO = """<!doctype html><title>waiting</title><script>
@@ -363,6 +393,11 @@ def test_server_names_a_bad_query(gpu_run):
     assert response.status_code == 400 and "'page' must be a whole number" in response.get_data(as_text=True)
     response = client.get(f"/run/{run_id(str(gpu_run))}/operators?group=module")
     assert response.status_code == 400 and "'group' must be one of name, shapes" in response.get_data(as_text=True)
+    allocations = f"/run/{run_id(str(gpu_run))}/allocations"
+    response = client.get(allocations + "?from=later")
+    assert response.status_code == 400 and "'from' must be a time in ms" in response.get_data(as_text=True)
+    response = client.get(allocations + "?from=5&to=2")
+    assert response.status_code == 400 and "'to' (2 ms) must be after 'from' (5 ms)" in response.get_data(as_text=True)
 
 
 def test_ui_binds_localhost_by_default():

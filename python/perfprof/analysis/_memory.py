@@ -5,6 +5,8 @@ Each is one shipped query (``sql/<name>.sql``); docs/analysis.md gives every col
 """
 from __future__ import annotations
 
+from typing import Optional
+
 from ._registry import analysis, shipped_query
 from ._run_database import RunDatabase
 from ._table import Table
@@ -33,3 +35,12 @@ def memory_by_operator(run: RunDatabase, top: int = 10) -> Table:
     allocations, allocated_bytes, largest_bytes, freed, held_bytes (not freed in the window),
     avg_lifetime_ns (of those freed). Empty without memory events."""
     return shipped_query(run, "memory_by_operator", top=top)
+
+
+@analysis("memory_allocations", "Tensor allocations", "memory", in_summary=False)
+def memory_allocations(run: RunDatabase, start_ns: Optional[int] = None, end_ns: Optional[int] = None) -> Table:
+    """Each tensor allocation made in [`start_ns`, `end_ns`) (ns since the Unix epoch; None: from
+    the first, to the last), in allocation order: deviceType, operator, module, category,
+    size_bytes, allocation_time_ns, release_time_ns and lifetime_ns (NULL: not freed in the
+    window). Empty without memory events."""
+    return shipped_query(run, "memory_allocations", start_ns=start_ns, end_ns=end_ns)

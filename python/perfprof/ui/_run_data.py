@@ -13,6 +13,9 @@ EVERY_ROW = -1
 
 _Key = Tuple[str, Tuple[Tuple[str, Any], ...]]
 
+#: Analyses asked for with a new time range at each zoom: computed each time, not kept.
+_NOT_KEPT = frozenset({"memory_allocations"})
+
 
 class RunData:
     """The analyses of one open run, by name and parameters, each computed on first use.
@@ -37,8 +40,9 @@ class RunData:
         if known is not None:
             return known
         table = _entry(name).function(self.run, **params)
-        with self._lock:
-            self._tables[key] = table
+        if name not in _NOT_KEPT:
+            with self._lock:
+                self._tables[key] = table
         return table
 
     def prefetch(self, names: Sequence[str], top: int) -> None:

@@ -169,7 +169,8 @@ def _query(**params: Any) -> str:
 
 
 def _order(args: Any, page_size: int) -> Order:
-    """The paged table's order from the query string: sort, order (asc, desc), q, page, group."""
+    """The paged table's order from the query string: sort, order (asc, desc), q, page, group,
+    from and to."""
     order = args.get("order", "desc")
     if order not in ("asc", "desc"):
         raise ValueError(f"'order' must be asc or desc, not {order!r}")
@@ -177,7 +178,22 @@ def _order(args: Any, page_size: int) -> Order:
     if not page_text.isdigit() or int(page_text) < 1:
         raise ValueError(f"'page' must be a whole number from 1, not {page_text!r}")
     return Order(sort=args.get("sort") or None, descending=order == "desc", search=args.get("q", ""),
-                 page=int(page_text), page_size=page_size, group=args.get("group") or "name")
+                 page=int(page_text), page_size=page_size, group=args.get("group") or "name",
+                 start_ms=_milliseconds(args, "from"), end_ms=_milliseconds(args, "to"))
+
+
+def _milliseconds(args: Any, name: str) -> Optional[float]:
+    """The query's `name`, ms from the run's start (None when absent or empty)."""
+    text = args.get(name, "")
+    if not text:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value < float("inf"):
+        raise ValueError(f"'{name}' must be a time in ms from the run's start (0 or more), not {text!r}")
+    return value
 
 
 def serve(roots: Sequence[str], host: str = "127.0.0.1", port: int = 6006,

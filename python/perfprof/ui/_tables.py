@@ -37,7 +37,8 @@ class Order:
     """How a paged table is shown: sorted by `sort` (None: the analysis' own order), its text
     columns holding `search`, page `page` (from 1) of `page_size` rows (None: every row); a view
     with several groupings of its rows (Operators: by name, by name and input shapes) shows the
-    one named `group`, or all of them for None (the report)."""
+    one named `group`, or all of them for None (the report); a view of events over time shows
+    those from `start_ms` to `end_ms` (ms from the run's start; None: from the first, to the last)."""
 
     sort: Optional[str] = None
     descending: bool = True
@@ -45,6 +46,8 @@ class Order:
     page: int = 1
     page_size: Optional[int] = PAGE_SIZE
     group: Optional[str] = None
+    start_ms: Optional[float] = None
+    end_ms: Optional[float] = None
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ class ChartPanel:
     kind: ClassVar[str] = "chart"
     chart: _charts.Chart
     note: str = ""
+    range_view: Optional[str] = None   # a view listing the events of the time range zoomed into
 
 
 @dataclass(frozen=True)
@@ -52,13 +53,21 @@ class GroupingPanel:
 
 
 @dataclass(frozen=True)
+class RangePanel:
+    """The time range a view lists the events of (ms from the run's start; None: open)."""
+    kind: ClassVar[str] = "range"
+    start_ms: Optional[float]
+    end_ms: Optional[float]
+
+
+@dataclass(frozen=True)
 class EmptyPanel:
     kind: ClassVar[str] = "empty"
     title: str
     reason: str
 
 
-Panel = Union[TablePanel, ChartPanel, AdvicePanel, TracePanel, GroupingPanel, EmptyPanel]
+Panel = Union[TablePanel, ChartPanel, AdvicePanel, TracePanel, GroupingPanel, RangePanel, EmptyPanel]
 
 
 @dataclass(frozen=True)
@@ -66,7 +75,8 @@ class View:
     name: str                  # in the URL and the report's anchors
     title: str
     build: Callable[[RunData, Order], List[Panel]]
-    in_report: bool = True     # False: a view of the server only (the report holds no trace)
+    in_report: bool = True     # False: a view of the server only (the report holds no trace and no
+                               # list of every allocation)
 
 
 def _table(data: RunData, name: str, reason: str, order: Optional[Order] = None, note: str = "",
@@ -166,7 +176,7 @@ NO_MEMORY = "no memory events in this run (profile with profile_memory=True)"
 
 
 def memory(data: RunData, order: Order) -> List[Panel]:
-    curves: List[Panel] = [ChartPanel(chart) for chart in
+    curves: List[Panel] = [ChartPanel(chart, range_view="allocations") for chart in
                            _charts.memory_curves(data.table("memory_over_time"), data.origin_ns)]
     return (curves or [EmptyPanel("Memory over time", NO_MEMORY)]) + [
         _table(data, "memory_peaks", NO_MEMORY),
@@ -174,6 +184,17 @@ def memory(data: RunData, order: Order) -> List[Panel]:
                note="The tensor allocations each operator made (factories allocate for their callers: torch.ones "
                     "in aten::empty); held: not freed when the profiler stopped."),
     ]
+
+
+def allocations(data: RunData, order: Order) -> List[Panel]:
+    if order.start_ms is not None and order.end_ms is not None and order.end_ms <= order.start_ms:
+        raise BadOrderError(f"'to' ({order.end_ms:g} ms) must be after 'from' ({order.start_ms:g} ms)")
+    origin = data.origin_ns or 0
+    bounds = {name: None if ms is None else origin + round(ms * 1e6)
+              for name, ms in (("start_ns", order.start_ms), ("end_ns", order.end_ms))}
+    return [RangePanel(order.start_ms, order.end_ms),
+            _table(data, "memory_allocations", "no allocation in this time range" if data.table("memory_peaks").rows
+                   else NO_MEMORY, order, **bounds)]
 
 
 NO_TELEMETRY = "no telemetry in this run (ExperimentalConfig host_sys, gpu_telemetry; perfprof run --host-sys, --gpu-telemetry)"
@@ -197,6 +218,7 @@ VIEWS: Dict[str, View] = {view.name: view for view in (
     View("operators", "Operators", operators),
     View("kernels", "Kernels", kernels),
     View("memory", "Memory", memory),
+    View("allocations", "Allocations", allocations, in_report=False),
     View("telemetry", "Telemetry", telemetry),
     View("trace", "Trace", trace, in_report=False),
 )}

@@ -31,9 +31,22 @@
       if (data.dataset.drawn) { return; }
       data.dataset.drawn = "1";
       var figure = JSON.parse(data.textContent);
-      Plotly.newPlot(document.getElementById(data.dataset.target), figure.data, figure.layout,
-                     {displaylogo: false, responsive: true});
+      var target = document.getElementById(data.dataset.target);
+      Plotly.newPlot(target, figure.data, figure.layout, {displaylogo: false, responsive: true});
+      var rangeLink = data.closest(".panel").querySelector("a.range-link");
+      if (rangeLink) { target.on("plotly_relayout", function (event) { followRange(rangeLink, event); }); }
     });
+  }
+
+  /* A chart zoomed into (its x axis in ms from the run's start) points its link at the events of
+     that range; zoomed out, at all of them. */
+  function followRange(link, event) {
+    var from = event["xaxis.range[0]"], to = event["xaxis.range[1]"];
+    if (from === undefined || to === undefined) {
+      if (event["xaxis.autorange"]) { link.href = link.dataset.base; }
+      return;
+    }
+    link.href = link.dataset.base + "?from=" + Math.max(0, from).toFixed(3) + "&to=" + Math.max(0, to).toFixed(3);
   }
 
   /* The report: every view is a section; the one named by the URL's fragment is shown. Charts are
