@@ -406,6 +406,34 @@ def test_ui_binds_localhost_by_default():
     assert {param.name: param.default for param in ui.params}["host"] == "127.0.0.1"
 
 
+def test_ui_command_serves_until_stopped(cpu_run):
+    import urllib.request
+
+    server = subprocess.Popen([sys.executable, "-m", "perfprof", "ui", "--port", "0", str(cpu_run)],
+                              stderr=subprocess.PIPE, text=True)
+    try:
+        line = server.stderr.readline()
+        assert line.startswith("perfprof ui: serving http://127.0.0.1:"), line
+        url = line.split()[3]
+        with urllib.request.urlopen(url, timeout=60) as response:
+            assert cpu_run.name in response.read().decode()
+    finally:
+        server.terminate()
+        server.wait(timeout=60)
+        server.stderr.close()
+
+
+def test_ui_on_a_taken_port_is_one_line(cpu_run):
+    import socket
+
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        result = subprocess.run([sys.executable, "-m", "perfprof", "ui", "--port", str(port), str(cpu_run)],
+                                capture_output=True, text=True, timeout=60)
+    assert result.returncode == 1
+    assert result.stderr.startswith(f"Error: cannot listen on 127.0.0.1:{port}: ") and result.stderr.count("\n") == 1
+
+
 def test_report_of_no_run_is_one_line(tmp_path):
     result = subprocess.run([sys.executable, "-m", "perfprof", "report", str(tmp_path), "-o", str(tmp_path / "r.html")],
                             capture_output=True, text=True, timeout=60)

@@ -199,13 +199,21 @@ def _milliseconds(args: Any, name: str) -> Optional[float]:
 def serve(roots: Sequence[str], host: str = "127.0.0.1", port: int = 6006,
           on_ready: Optional[Callable[[str], None]] = None) -> None:
     """Serve the runs at or under `roots` on `host`:`port` until interrupted; `on_ready` is
-    called with the URL once the server listens (port 0: any free port)."""
+    called with the URL once the server listens (port 0: any free port). OSError when it cannot
+    listen there."""
+    import socket
+
     from werkzeug.serving import make_server
 
-    server = make_server(host, port, create_app(roots), threaded=True)
+    # Bound here, not by Werkzeug, which prints its own lines and exits the process when the port
+    # is taken: the caller gets the OSError (the port is taken, the address is not this machine's).
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.create_server((host, port), family=family) as listening:
+        server = make_server(host, listening.getsockname()[1], create_app(roots), threaded=True,
+                             fd=listening.fileno())
     if on_ready:
         shown = f"[{host}]" if ":" in host else host
-        on_ready(f"http://{shown}:{server.server_port}/")
+        on_ready(f"http://{shown}:{server.port}/")
     try:
         server.serve_forever()
     finally:
