@@ -33,9 +33,9 @@ __all__ = [
     "open_run", "run_analyses",
     "comm_comp_overlap", "gpu_utilization", "idle_time_breakdown", "kernel_breakdown", "temporal_breakdown",
     "top_kernels", "kernel_metrics",
-    "frequent_kernel_sequences", "kernel_launch_configs", "kernel_launch_stats", "kernel_launches", "memory_bandwidth",
-    "memory_bandwidth_over_time", "queue_length", "queue_length_over_time",
+    "frequent_kernel_sequences", "kernel_launch_configs", "kernel_launch_stats", "kernel_launches",
+    "memory_bandwidth", "memory_bandwidth_over_time", "queue_length", "queue_length_over_time",
     "memory_allocations", "memory_by_operator", "memory_over_time", "memory_peaks", "nvtx_ranges", "operator_details",
-    "python_hot_spots", "run_info", "step_statistics", "step_time_breakdown", "step_times", "telemetry_statistics", "top_operators",
-    "host_telemetry_over_time", "gpu_telemetry_over_time",
+    "python_hot_spots", "run_info", "step_statistics", "step_time_breakdown", "step_times", "telemetry_statistics",
+    "top_operators", "host_telemetry_over_time", "gpu_telemetry_over_time",
 ]

@@ -76,7 +76,8 @@ def _short_kernels(data: RunData) -> Optional[Advice]:
 
 
 def _copies(data: RunData) -> Optional[Advice]:
-    memory = [row for row in data.table("kernel_breakdown") if row["type"] == "memory" and (row["pct"] or 0) >= COPIES_PCT]
+    memory = [row for row in data.table("kernel_breakdown")
+              if row["type"] == "memory" and (row["pct"] or 0) >= COPIES_PCT]
     if not memory:
         return None
     row = memory[0]
@@ -90,8 +91,9 @@ def _communication(data: RunData) -> Optional[Advice]:
     exposed = [row for row in data.table("comm_comp_overlap") if (row["overlap_pct"] or 0) < OVERLAP_PCT]
     if not exposed:
         return None
-    evidence = "; ".join(f"GPU {row['deviceId']}: {row['overlap_pct'] or 0:.1f}% of {row['communication_ns'] / 1e6:,.3f} ms "
-                         "of communication overlapped by computation" for row in exposed)
+    evidence = "; ".join(f"GPU {row['deviceId']}: {row['overlap_pct'] or 0:.1f}% of "
+                         f"{row['communication_ns'] / 1e6:,.3f} ms of communication overlapped by computation"
+                         for row in exposed)
     return Advice("Communication is not overlapped", f"{evidence} (comm_comp_overlap, threshold {OVERLAP_PCT:g}%)",
                   "Overlap gradients' all-reduce with the backward pass (DDP buckets, FSDP prefetch).")
 

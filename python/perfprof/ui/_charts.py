@@ -60,7 +60,8 @@ def gpu_utilization(utilization: Table, origin_ns: Optional[int]) -> Optional[Ch
         data.append({"type": "scatter", "mode": "lines", "line": {"shape": "hv"}, "name": f"GPU {_text(device)}",
                      "x": [(row["bin_start_ns"] - start) / 1e6 for row in bins],
                      "y": [row["utilization_pct"] for row in bins]})
-    layout = _layout("ms from the start", "busy (% of the bin)", yaxis={"range": [0, 100], "title": {"text": "busy (%)"}})
+    layout = _layout("ms from the start", "busy (% of the bin)")
+    layout["yaxis"]["range"] = [0, 100]
     return Chart("gpu-utilization", "GPU utilisation over time", {"data": data, "layout": layout})
 
 

@@ -71,7 +71,8 @@ def shown_table(table: Table, origin_ns: Optional[int], order: Order = Order(pag
     to `order`'s page. BadOrderError names a sort column the table lacks."""
     table = with_values_only(table)
     if order.sort is not None and order.sort not in table.columns:
-        raise BadOrderError(f"'sort': {table.name} has no column {order.sort!r}; its columns: {', '.join(table.columns)}")
+        raise BadOrderError(f"'sort': {table.name} has no column {order.sort!r}; "
+                            f"its columns: {', '.join(table.columns)}")
     readable = with_row_units(table)
     shown = display_columns(readable, origin_ns)
     columns = tuple(Column(name, column.header, column.numeric) for name, column in zip(table.columns, shown))

@@ -1,6 +1,6 @@
-"""The views of a run (Overview, Operators, Kernels, Memory, Telemetry, Trace): what each shows, as panels of
-tables, charts and recommendations built from the run's analyses. The server and the report
-file render the same panels."""
+"""The views of a run (Overview, Operators, Kernels, Memory, Allocations, Telemetry, Trace): what
+each shows, as panels of tables, charts and recommendations built from the run's analyses. The
+server and the report file render the same panels."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -13,6 +13,14 @@ from ._tables import BadOrderError, Order, ShownTable, shown_table
 
 #: The rows of the Overview's top-N tables: `perfprof summary`'s default --top.
 OVERVIEW_TOP = 10
+
+# What an empty panel says, naming what to profile with to get its data.
+NO_GPU = "no GPU activity in this run"
+NO_STEPS = "no steps in this run (profile with a schedule, or call prof.step())"
+NO_OPERATORS = "no operators in this run"
+NO_MEMORY = "no memory events in this run (profile with profile_memory=True)"
+NO_TELEMETRY = ("no telemetry in this run (ExperimentalConfig host_sys, gpu_telemetry; "
+                "perfprof run --host-sys, --gpu-telemetry)")
 
 
 @dataclass(frozen=True)
@@ -95,10 +103,6 @@ def _chart(chart: Optional[_charts.Chart], title: str, reason: str, note: str = 
     return EmptyPanel(title, reason) if chart is None else ChartPanel(chart, note)
 
 
-NO_GPU = "no GPU activity in this run"
-NO_STEPS = "no steps in this run (profile with a schedule, or call prof.step())"
-
-
 #: What the Overview and its recommendations read, computed side by side before it is drawn.
 OVERVIEW_ANALYSES = ("run_info", "step_statistics", "step_time_breakdown", "temporal_breakdown", "gpu_utilization",
                      "idle_time_breakdown", "kernel_launch_stats", "kernel_breakdown", "comm_comp_overlap",
@@ -123,13 +127,13 @@ def overview(data: RunData, order: Order) -> List[Panel]:
         _table(data, "temporal_breakdown", NO_GPU),
         _chart(_charts.gpu_utilization(data.table("gpu_utilization"), data.origin_ns), "GPU utilisation over time",
                NO_GPU),
-        _table(data, "top_operators", "no operators in this run", top=OVERVIEW_TOP),
+        _table(data, "top_operators", NO_OPERATORS, top=OVERVIEW_TOP),
         _table(data, "top_kernels", NO_GPU, top=OVERVIEW_TOP),
     ]
 
 
-#: The Operators view's groupings: its URL name, its label, and the panel it shows.
-OPERATOR_GROUPINGS = ("name", "shapes")
+#: The Operators view's groupings of its rows: their names in the URL (?group=) and labels.
+OPERATOR_GROUPINGS = {"name": "by name", "shapes": "by name and input shapes"}
 
 
 def _operators_by(grouping: str, data: RunData, order: Order) -> Panel:
@@ -141,16 +145,13 @@ def _operators_by(grouping: str, data: RunData, order: Order) -> Panel:
                        "group_by_input_shape=True) times on the host and of the device work each launched.")
 
 
-NO_OPERATORS = "no operators in this run"
-
-
 def operators(data: RunData, order: Order) -> List[Panel]:
     if order.group is None:  # the report: every grouping
         shown: List[Panel] = [_operators_by(grouping, data, order) for grouping in OPERATOR_GROUPINGS]
     else:
         if order.group not in OPERATOR_GROUPINGS:
             raise BadOrderError(f"'group' must be one of {', '.join(OPERATOR_GROUPINGS)}, not {order.group!r}")
-        shown = [GroupingPanel((("name", "by name"), ("shapes", "by name and input shapes")), order.group),
+        shown = [GroupingPanel(tuple(OPERATOR_GROUPINGS.items()), order.group),
                  _operators_by(order.group, data, order)]
     return shown + [
         _table(data, "nvtx_ranges", "no record_function or mstx ranges in this run", top=EVERY_ROW),
@@ -172,9 +173,6 @@ def kernels(data: RunData, order: Order) -> List[Panel]:
     ]
 
 
-NO_MEMORY = "no memory events in this run (profile with profile_memory=True)"
-
-
 def memory(data: RunData, order: Order) -> List[Panel]:
     curves: List[Panel] = [ChartPanel(chart, range_view="allocations") for chart in
                            _charts.memory_curves(data.table("memory_over_time"), data.origin_ns)]
@@ -192,12 +190,8 @@ def allocations(data: RunData, order: Order) -> List[Panel]:
     origin = data.origin_ns or 0
     bounds = {name: None if ms is None else origin + round(ms * 1e6)
               for name, ms in (("start_ns", order.start_ms), ("end_ns", order.end_ms))}
-    return [RangePanel(order.start_ms, order.end_ms),
-            _table(data, "memory_allocations", "no allocation in this time range" if data.table("memory_peaks").rows
-                   else NO_MEMORY, order, **bounds)]
-
-
-NO_TELEMETRY = "no telemetry in this run (ExperimentalConfig host_sys, gpu_telemetry; perfprof run --host-sys, --gpu-telemetry)"
+    reason = "no allocation in this time range" if data.table("memory_peaks").rows else NO_MEMORY
+    return [RangePanel(order.start_ms, order.end_ms), _table(data, "memory_allocations", reason, order, **bounds)]
 
 
 def telemetry(data: RunData, order: Order) -> List[Panel]:
