@@ -19,8 +19,8 @@ from ._gpu_time import (comm_comp_overlap, gpu_utilization, idle_time_breakdown,
                         temporal_breakdown, top_kernels)
 from ._gpu_work import (frequent_kernel_sequences, kernel_launch_configs, kernel_launch_stats, kernel_launches,
                         memory_bandwidth, memory_bandwidth_over_time, queue_length, queue_length_over_time)
-from ._host import (nvtx_ranges, operator_details, python_hot_spots, run_info, step_statistics, step_time_breakdown,
-                    step_times, top_operators)
+from ._host import (module_tree, nvtx_ranges, operator_details, python_hot_spots, run_info, step_statistics,
+                    step_time_breakdown, step_times, top_operators)
 from ._memory import memory_allocations, memory_by_operator, memory_over_time, memory_peaks
 from ._registry import ANALYSES, Analysis
 from ._run_database import OutdatedDatabaseError, RunDatabase, database_of, open_run
@@ -35,7 +35,7 @@ __all__ = [
     "top_kernels", "kernel_metrics",
     "frequent_kernel_sequences", "kernel_launch_configs", "kernel_launch_stats", "kernel_launches",
     "memory_bandwidth", "memory_bandwidth_over_time", "queue_length", "queue_length_over_time",
-    "memory_allocations", "memory_by_operator", "memory_over_time", "memory_peaks", "nvtx_ranges", "operator_details",
-    "python_hot_spots", "run_info", "step_statistics", "step_time_breakdown", "step_times", "telemetry_statistics",
-    "top_operators", "host_telemetry_over_time", "gpu_telemetry_over_time",
+    "memory_allocations", "memory_by_operator", "memory_over_time", "memory_peaks", "module_tree", "nvtx_ranges",
+    "operator_details", "python_hot_spots", "run_info", "step_statistics", "step_time_breakdown", "step_times",
+    "telemetry_statistics", "top_operators", "host_telemetry_over_time", "gpu_telemetry_over_time",
 ]

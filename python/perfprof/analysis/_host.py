@@ -59,6 +59,15 @@ def operator_details(run: RunDatabase, top: int = 10) -> Table:
     return shipped_query(run, "operator_details", top=top)
 
 
+@analysis("module_tree", "Modules", "host", in_summary=False)
+def module_tree(run: RunDatabase) -> Table:
+    """The nn.Module calls as a tree of module paths ('Net_0 > Linear_0'), a module before its
+    children: module, depth, calls, host_total_ns, host_self_ns (without the module calls inside),
+    device_total_ns and device_self_ns (the GPU work launched inside the calls, on their thread).
+    Empty without with_modules or with_stack."""
+    return shipped_query(run, "module_tree")
+
+
 @analysis("nvtx_ranges", "Annotated ranges", "host", takes_top=True)
 def nvtx_ranges(run: RunDatabase, top: int = 10) -> Table:
     """The `top` annotated ranges by total time, per domain and name: mstx ranges under their
