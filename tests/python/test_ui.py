@@ -39,14 +39,15 @@ def gpu_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def cpu_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A CPU training loop with memory events and host telemetry, under a record_function named
-    like a script tag."""
+    """A CPU training loop with memory events, module calls and host telemetry, under a
+    record_function named like a script tag."""
     from test_memory import mlp_adam
 
     folder = tmp_path_factory.mktemp("ui_cpu")
     step = mlp_adam()
     config = perfprof.ExperimentalConfig(export_type=["text", "db"], host_sys=["cpu", "mem"], sample_interval_ms=5)
     with perfprof.profile(activities=[perfprof.ProfilerActivity.CPU], profile_memory=True, record_shapes=True,
+                          with_modules=True,
                           experimental_config=config, schedule=perfprof.schedule(wait=0, warmup=1, active=2, repeat=1),
                           on_trace_ready=perfprof.tensorboard_trace_handler(str(folder))) as prof:
         for _ in range(3):
@@ -217,6 +218,8 @@ def test_report_of_a_cpu_run_shows_run_strings_as_text(cpu_run, browser, screens
         if view == "memory":
             memory = page.tables()
             assert page.page.locator("#memory .chart.js-plotly-plot").count() == 1  # the CPU's timeline
+        if view == "modules":
+            assert_same_numbers(page.tables(), summary_json(cpu_run, 10, "module_tree"), "module_tree")
         if view == "telemetry":
             telemetry = page.tables()
             assert page.page.locator("#telemetry .chart.js-plotly-plot").count() == 2  # CPU, memory

@@ -24,8 +24,9 @@ def _needs_ui_extra() -> None:
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False, writable=True),
               help="The HTML file to write.")
 def report(run_path: str, output: str) -> None:
-    """Write every page of RUN (Overview, Operators, Kernels, Memory, Telemetry) into one self-contained
-    HTML file: its scripts and data inline, nothing fetched when it is opened (CI artifacts, mail).
+    """Write every page of RUN (Overview, Operators, Modules, Kernels, Memory, Telemetry) into one
+    self-contained HTML file: its scripts and data inline, nothing fetched when it is opened (CI
+    artifacts, mail).
 
     RUN is what `perfprof summary` takes: a run directory, its PERFPROF_OUTPUT folder, a
     database file or a Chrome trace file (torch.profiler's too).

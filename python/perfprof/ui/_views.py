@@ -1,4 +1,4 @@
-"""The views of a run (Overview, Operators, Kernels, Memory, Allocations, Telemetry, Trace): what
+"""The views of a run (Overview, Operators, Modules, Kernels, Memory, Allocations, Telemetry, Trace): what
 each shows, as panels of tables, charts and recommendations built from the run's analyses. The
 server and the report file render the same panels."""
 from __future__ import annotations
@@ -19,6 +19,7 @@ NO_GPU = "no GPU activity in this run"
 NO_STEPS = "no steps in this run (profile with a schedule, or call prof.step())"
 NO_OPERATORS = "no operators in this run"
 NO_MEMORY = "no memory events in this run (profile with profile_memory=True)"
+NO_MODULES = "no nn.Module calls in this run (profile with with_modules=True, or with_stack=True)"
 NO_TELEMETRY = ("no telemetry in this run (ExperimentalConfig host_sys, gpu_telemetry; "
                 "perfprof run --host-sys, --gpu-telemetry)")
 
@@ -159,6 +160,12 @@ def operators(data: RunData, order: Order) -> List[Panel]:
     ]
 
 
+def modules(data: RunData, order: Order) -> List[Panel]:
+    return [_table(data, "module_tree", NO_MODULES,
+                   note="Each module path (outermost first), its calls added up; device time is the GPU work launched "
+                        "inside the calls on their thread: the forward pass.")]
+
+
 def kernels(data: RunData, order: Order) -> List[Panel]:
     return [
         _table(data, "top_kernels", NO_GPU, order, top=EVERY_ROW,
@@ -210,6 +217,7 @@ def trace(data: RunData, order: Order) -> List[Panel]:
 VIEWS: Dict[str, View] = {view.name: view for view in (
     View("overview", "Overview", overview),
     View("operators", "Operators", operators),
+    View("modules", "Modules", modules),
     View("kernels", "Kernels", kernels),
     View("memory", "Memory", memory),
     View("allocations", "Allocations", allocations, in_report=False),

@@ -11,6 +11,7 @@
 --                      the calls, on their thread (the forward pass: backward work runs on
 --                      autograd's threads and is no module's)
 --   device_self_ns     device_total_ns minus that of the module calls made inside them
+--   (the device columns are NULL in a run without device work, rather than 0)
 WITH RECURSIVE names AS (
     SELECT id, CASE WHEN value LIKE 'nn.Module: %' THEN substr(value, 12) ELSE value END AS name FROM StringIds
 ),
@@ -39,8 +40,9 @@ SELECT p.module,
        count(*) AS calls,
        sum(c.host_ns) AS host_total_ns,
        sum(c.host_ns - coalesce(inner.host_ns, 0)) AS host_self_ns,
-       sum(c.device_ns) AS device_total_ns,
-       sum(c.device_ns - coalesce(inner.device_ns, 0)) AS device_self_ns
+       CASE WHEN EXISTS (SELECT 1 FROM KERNEL_DETAILS) THEN sum(c.device_ns) END AS device_total_ns,
+       CASE WHEN EXISTS (SELECT 1 FROM KERNEL_DETAILS) THEN sum(c.device_ns - coalesce(inner.device_ns, 0)) END
+           AS device_self_ns
 FROM paths AS p JOIN calls AS c ON c.id = p.id LEFT JOIN children AS inner ON inner.id = p.id
 GROUP BY p.module, p.depth
 ORDER BY p.module;
