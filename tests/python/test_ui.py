@@ -337,6 +337,42 @@ def test_server_lists_the_allocations_of_a_time_range(server, cpu_run, browser):
     page.page.close()
 
 
+def compare_csv(base: Path, new: Path) -> Dict[str, Dict[str, Any]]:
+    """`perfprof compare BASE NEW --csv`'s blocks by name: columns and rows of raw text."""
+    import csv
+
+    result = subprocess.run([sys.executable, "-m", "perfprof", "compare", str(base), str(new), "--csv"],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    blocks = {}
+    for block in result.stdout.strip("\n").split("\n\n"):
+        heading, *lines = block.splitlines()
+        columns, *rows = list(csv.reader(lines))
+        blocks[heading[2:].split(":")[0]] = {"columns": columns, "rows": rows}
+    return blocks
+
+
+@needs_chromium
+def test_diff_page_says_what_perfprof_compare_says(server, gpu_run, cpu_run, browser, screenshots):
+    expected = compare_csv(gpu_run, cpu_run)
+    page = Page(browser)
+    page.page.goto(server + "/")
+    page.page.select_option("form.compare select[name=base]", label=gpu_run.name)
+    page.page.select_option("form.compare select[name=new]", label=cpu_run.name)
+    page.page.click("form.compare button")
+    page.page.wait_for_load_state("load")
+    page.screenshot("ui-diff", screenshots)
+    shown = page.tables()
+    assert set(shown) == {name for name, block in expected.items() if block["rows"]}
+    for name, table in shown.items():
+        block = expected[name]
+        positions = [block["columns"].index(column) for column in table["columns"]]
+        assert [[cell["value"] for cell in row] for row in table["rows"]] == \
+            [[row[index] for index in positions] for row in block["rows"]], name
+    assert page.errors == []
+    page.page.close()
+
+
 #: Stands in for ui.perfetto.dev (no network in the tests): answers PING with PONG, as Perfetto UI
 #: does once ready, and shows the size of the trace it is then posted in its title.
 FAKE_PERFETTO = """<!doctype html><title>waiting</title><script>
@@ -399,6 +435,8 @@ def test_server_names_a_bad_query(gpu_run):
     allocations = f"/run/{run_id(str(gpu_run))}/allocations"
     response = client.get(allocations + "?from=later")
     assert response.status_code == 400 and "'from' must be a time in ms" in response.get_data(as_text=True)
+    response = client.get("/diff?base=0&new=1")
+    assert response.status_code == 400 and "'base' and 'new' must each be the id of a run" in response.get_data(as_text=True)
     response = client.get(allocations + "?from=5&to=2")
     assert response.status_code == 400 and "'to' (2 ms) must be after 'from' (5 ms)" in response.get_data(as_text=True)
 

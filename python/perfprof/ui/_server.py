@@ -107,6 +107,23 @@ def create_app(roots: Sequence[str], page_size: int = PAGE_SIZE) -> Any:
             abort(404)
         return send_file(assets[name], max_age=3600)
 
+    @app.get("/diff")
+    def diff() -> Any:
+        from ..experiments import CompareError
+        from ._diff import compare, diff_panels
+
+        base, new = runs.entry(request.args.get("base", "")), runs.entry(request.args.get("new", ""))
+        if base is None or new is None:
+            return _problem("'base' and 'new' must each be the id of a run of the list (/)", 400)
+        try:
+            panels = diff_panels(compare(base.path, new.path))
+        except (CompareError, ValueError) as error:  # a run without steps, a trace that cannot be read
+            return _problem(str(error), 422)
+        except (OSError, sqlite3.Error) as error:
+            return _problem(str(error), 500)
+        return templates.get_template("diff.html").render(base=base, new=new, panel_list=panels, query=_query,
+                                                          **_links())
+
     @app.get("/run/<run_id>/")
     def run_home(run_id: str) -> Any:
         return redirect(_view_url(run_id, "overview"))
