@@ -4,6 +4,7 @@ gives for the same run, renders strings from the run as text, and the report fet
 Screenshots of every view go to $PERFPROF_UI_SCREENSHOTS (default: the test's temporary folder)."""
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
@@ -242,17 +243,25 @@ def test_report_of_a_cpu_run_shows_run_strings_as_text(cpu_run, browser, screens
 
 # --- the server -------------------------------------------------------------------------------
 
-@pytest.fixture(scope="module")
-def server(gpu_run: Path, cpu_run: Path) -> Iterator[str]:
+@contextlib.contextmanager
+def serving(app: Any) -> Iterator[str]:
+    """`app` served on a free port of 127.0.0.1 by a thread; its URL."""
     from werkzeug.serving import make_server
 
-    app = _server.create_app([str(gpu_run.parent), str(cpu_run)], page_size=5)
     listening = make_server("127.0.0.1", 0, app, threaded=True)
     thread = threading.Thread(target=listening.serve_forever, daemon=True)
     thread.start()
-    yield f"http://127.0.0.1:{listening.server_port}"
-    listening.shutdown()
-    thread.join()
+    try:
+        yield f"http://127.0.0.1:{listening.server_port}"
+    finally:
+        listening.shutdown()
+        thread.join()
+
+
+@pytest.fixture(scope="module")
+def server(gpu_run: Path, cpu_run: Path) -> Iterator[str]:
+    with serving(_server.create_app([str(gpu_run.parent), str(cpu_run)], page_size=5)) as url:
+        yield url
 
 
 @needs_chromium
@@ -373,6 +382,46 @@ def test_diff_page_says_what_perfprof_compare_says(server, gpu_run, cpu_run, bro
     page.page.close()
 
 
+@pytest.fixture(scope="module")
+def cluster_output(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """`perfprof cluster` of a two-rank job: the Kineto test trace as rank 1 and, its
+    distributedInfo changed, as rank 0."""
+    from perfprof.cluster import analyse_cluster
+
+    job = tmp_path_factory.mktemp("ui_cluster") / "job"
+    job.mkdir()
+    trace = json.loads((Path(__file__).parent / "data" / "kineto_gpu_nccl_rank1.pt.trace.json").read_text())
+    for rank in (0, 1):
+        trace["distributedInfo"]["rank"] = rank
+        (job / f"rank{rank}.pt.trace.json").write_text(json.dumps(trace))
+    return Path(analyse_cluster(str(job), jobs=1).output_dir)
+
+
+@needs_chromium
+def test_distributed_page_of_a_cluster_output(cluster_output, browser, screenshots):
+    import csv
+
+    verdict = subprocess.run([sys.executable, "-m", "perfprof", "summary", "--format", "json", str(cluster_output)],
+                             capture_output=True, text=True, timeout=120, check=True).stdout
+    steps = subprocess.run([sys.executable, "-m", "perfprof", "summary", "--format", "csv", str(cluster_output)],
+                           capture_output=True, text=True, timeout=120, check=True).stdout
+    columns, *rows = list(csv.reader(steps.splitlines()))
+    with serving(_server.create_app([str(cluster_output.parent)])) as url:
+        page = Page(browser)
+        page.page.goto(url + "/")
+        page.page.click(f"table.clusters a:text('{cluster_output.name}')")
+        page.screenshot("ui-cluster", screenshots)
+        assert page.page.inner_text("section.text p") == json.loads(verdict)["verdict"]
+        shown = page.tables()["cluster_step_trace_time"]
+        assert shown["columns"] == columns
+        # The file's numbers (written as 60.0) are read back as the numbers they are.
+        assert [[float(cell["value"]) if cell["value"][:1].isdigit() else cell["value"] for cell in row]
+                for row in shown["rows"]] == [[float(cell) if cell[:1].isdigit() else cell for cell in row]
+                                              for row in rows]
+        assert page.errors == []
+        page.page.close()
+
+
 #: Stands in for ui.perfetto.dev (no network in the tests): answers PING with PONG, as Perfetto UI
 #: does once ready, and shows the size of the trace it is then posted in its title.
 FAKE_PERFETTO = """<!doctype html><title>waiting</title><script>
@@ -411,7 +460,8 @@ def test_server_serves_nothing_outside_its_runs(gpu_run, cpu_run):
                  "/static/templates/run.html", "/static/_server.py", "/../../etc/passwd",
                  f"/run/{known}/../../../etc/passwd", f"/run/{known}/%2e%2e%2f%2e%2e%2fetc%2fpasswd",
                  f"/run/{run_id(str(cpu_run))}/overview",  # a run, but not under this server's paths
-                 f"/run/{known}/nonexistent", "/run/..%2f..%2fetc/overview",
+                 f"/run/{known}/nonexistent", "/run/..%2f..%2fetc/overview", "/cluster/..%2f..%2fetc",
+                 f"/cluster/{known}",  # a run's id is no cluster analysis
                  f"/run/{run_id(str(cpu_run))}/trace/download", "/run/0/trace/download"):
         response = client.get(path)
         assert response.status_code in (404, 308), path
@@ -436,7 +486,8 @@ def test_server_names_a_bad_query(gpu_run):
     response = client.get(allocations + "?from=later")
     assert response.status_code == 400 and "'from' must be a time in ms" in response.get_data(as_text=True)
     response = client.get("/diff?base=0&new=1")
-    assert response.status_code == 400 and "'base' and 'new' must each be the id of a run" in response.get_data(as_text=True)
+    assert response.status_code == 400
+    assert "'base' and 'new' must each be the id of a run" in response.get_data(as_text=True)
     response = client.get(allocations + "?from=5&to=2")
     assert response.status_code == 400 and "'to' (2 ms) must be after 'from' (5 ms)" in response.get_data(as_text=True)
 

@@ -42,6 +42,23 @@ def discover(roots: Sequence[str]) -> Tuple[List[RunEntry], List[str]]:
     return sorted(unique.values(), key=lambda run: (run.modified, run.label), reverse=True), problems
 
 
+def discover_clusters(roots: Sequence[str]) -> List[RunEntry]:
+    """The output folders of `perfprof cluster` at or under `roots` (those holding its report),
+    newest first; `has_database` is True (the cluster's DuckDB database is part of them)."""
+    from ..cluster import is_cluster_output
+
+    found = {}
+    for root in roots:
+        if not os.path.isdir(root):
+            continue
+        for folder, subfolders, _ in os.walk(root):
+            if is_cluster_output(folder):
+                entry = _entry(folder, root)
+                found[entry.id] = RunEntry(entry.id, entry.path, entry.label, entry.modified, True)
+                subfolders.clear()
+    return sorted(found.values(), key=lambda entry: (entry.modified, entry.label), reverse=True)
+
+
 def trace_file(path: str) -> Optional[str]:
     """The Chrome trace of the run at `path` (a run directory, its PERFPROF_OUTPUT folder or
     database, or a trace file itself), if it has one: what the Trace view offers."""

@@ -14,7 +14,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 from urllib.parse import urlencode
 
 from ._run_data import RunData
-from ._runs import RunEntry, discover, trace_file
+from ._runs import RunEntry, discover, discover_clusters, trace_file
 from ._tables import PAGE_SIZE, BadOrderError, Order
 from ._templates import environment
 from ._views import VIEWS
@@ -38,20 +38,32 @@ class _Runs:
         self.roots = list(roots)
         self._lock = threading.Lock()
         self._known: Dict[str, RunEntry] = {}
+        self._clusters: Dict[str, RunEntry] = {}
         self._open: "collections.OrderedDict[Tuple[str, int], RunData]" = collections.OrderedDict()
 
-    def listing(self) -> Tuple[List[RunEntry], List[str]]:
-        """The runs under the roots now (the file system read again: new runs appear)."""
+    def listing(self) -> Tuple[List[RunEntry], List[RunEntry], List[str]]:
+        """The runs and the cluster analyses under the roots now (the file system read again:
+        new ones appear), and a line for each root that holds no run."""
         runs, problems = discover(self.roots)
+        clusters = discover_clusters(self.roots)
         with self._lock:
             self._known.update((run.id, run) for run in runs)
-        return runs, problems
+            self._clusters.update((cluster.id, cluster) for cluster in clusters)
+        return runs, clusters, problems
+
+    def cluster(self, cluster_id: str) -> Optional[RunEntry]:
+        with self._lock:
+            known = self._clusters.get(cluster_id)
+        if known is None:
+            _, clusters, _ = self.listing()
+            known = next((cluster for cluster in clusters if cluster.id == cluster_id), None)
+        return known
 
     def entry(self, run_id: str) -> Optional[RunEntry]:
         with self._lock:
             known = self._known.get(run_id)
         if known is None:
-            runs, _ = self.listing()
+            runs, _, _ = self.listing()
             known = next((run for run in runs if run.id == run_id), None)
         return known
 
@@ -97,15 +109,29 @@ def create_app(roots: Sequence[str], page_size: int = PAGE_SIZE) -> Any:
 
     @app.get("/")
     def index() -> Any:
-        found, problems = runs.listing()
-        return templates.get_template("index.html").render(runs=found, problems=problems, roots=runs.roots,
-                                                             **_links())
+        found, clusters, problems = runs.listing()
+        return templates.get_template("index.html").render(runs=found, clusters=clusters, problems=problems,
+                                                             roots=runs.roots, **_links())
 
     @app.get("/static/<name>")
     def static_file(name: str) -> Any:
         if name not in assets:
             abort(404)
         return send_file(assets[name], max_age=3600)
+
+    @app.get("/cluster/<cluster_id>")
+    def cluster(cluster_id: str) -> Any:
+        from ._cluster import cluster_panels
+
+        entry = runs.cluster(cluster_id)
+        if entry is None:
+            abort(404)
+        try:
+            panels = cluster_panels(entry.path)
+        except (OSError, ValueError) as error:  # a folder gone, a database of another version
+            return _problem(f"{entry.label}: {error}", 500)
+        return templates.get_template("cluster.html").render(cluster=entry, panel_list=panels, query=_query,
+                                                             **_links())
 
     @app.get("/diff")
     def diff() -> Any:
@@ -168,7 +194,8 @@ def create_app(roots: Sequence[str], page_size: int = PAGE_SIZE) -> Any:
 
 def _links() -> Dict[str, Any]:
     """The URLs every page's template writes."""
-    return {"home": "/", "static": lambda name: f"/static/{name}", "run_url": lambda run: _view_url(run.id, "overview")}
+    return {"home": "/", "static": lambda name: f"/static/{name}", "run_url": lambda run: _view_url(run.id, "overview"),
+            "cluster_url": lambda cluster: f"/cluster/{cluster.id}"}
 
 
 def _view_url(run_id: str, view: str) -> str:

@@ -70,13 +70,21 @@ class RangePanel:
 
 
 @dataclass(frozen=True)
+class TextPanel:
+    """A heading and a sentence (a verdict)."""
+    kind: ClassVar[str] = "text"
+    title: str
+    text: str
+
+
+@dataclass(frozen=True)
 class EmptyPanel:
     kind: ClassVar[str] = "empty"
     title: str
     reason: str
 
 
-Panel = Union[TablePanel, ChartPanel, AdvicePanel, TracePanel, GroupingPanel, RangePanel, EmptyPanel]
+Panel = Union[TablePanel, ChartPanel, AdvicePanel, TracePanel, GroupingPanel, RangePanel, TextPanel, EmptyPanel]
 
 
 @dataclass(frozen=True)
