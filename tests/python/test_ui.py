@@ -422,6 +422,39 @@ def test_distributed_page_of_a_cluster_output(cluster_output, browser, screensho
         page.page.close()
 
 
+def read_csv(path: Path) -> Dict[str, Any]:
+    import csv
+
+    with open(path, newline="") as file:
+        columns, *rows = list(csv.reader(file))
+    return {"columns": columns, "rows": rows}
+
+
+@needs_chromium
+def test_sweeps_page_says_what_perfprof_aggregate_says(tmp_path, browser, screenshots):
+    from test_aggregate import two_sweeps, write
+
+    results = write(tmp_path, two_sweeps())
+    subprocess.run([sys.executable, "-m", "perfprof", "aggregate", results, "-o", str(tmp_path / "out")],
+                   capture_output=True, text=True, timeout=120, check=True)
+    expected = {"metric_report": read_csv(tmp_path / "out" / "metric_report.csv"),
+                "speedups": read_csv(tmp_path / "out" / "speedups.csv")}
+    with serving(_server.create_app([str(tmp_path)])) as url:
+        page = Page(browser)
+        page.page.goto(url + "/")
+        page.page.click("table.sweeps a")
+        page.page.wait_for_load_state("load")
+        page.screenshot("ui-sweep", screenshots)
+        shown = page.tables()
+        assert page.page.locator(".chart.js-plotly-plot").count() == 2  # speedup over time, latest speedups
+        assert page.errors == []
+        page.page.close()
+    for name, table in expected.items():
+        positions = [table["columns"].index(column) for column in shown[name]["columns"]]
+        assert [[cell["value"] for cell in row] for row in shown[name]["rows"]] == \
+            [[row[index] for index in positions] for row in table["rows"]], name
+
+
 #: Stands in for ui.perfetto.dev (no network in the tests): answers PING with PONG, as Perfetto UI
 #: does once ready, and shows the size of the trace it is then posted in its title.
 FAKE_PERFETTO = """<!doctype html><title>waiting</title><script>
@@ -461,7 +494,7 @@ def test_server_serves_nothing_outside_its_runs(gpu_run, cpu_run):
                  f"/run/{known}/../../../etc/passwd", f"/run/{known}/%2e%2e%2f%2e%2e%2fetc%2fpasswd",
                  f"/run/{run_id(str(cpu_run))}/overview",  # a run, but not under this server's paths
                  f"/run/{known}/nonexistent", "/run/..%2f..%2fetc/overview", "/cluster/..%2f..%2fetc",
-                 f"/cluster/{known}",  # a run's id is no cluster analysis
+                 f"/cluster/{known}", f"/sweep/{known}",  # a run's id is no cluster analysis, no sweep
                  f"/run/{run_id(str(cpu_run))}/trace/download", "/run/0/trace/download"):
         response = client.get(path)
         assert response.status_code in (404, 308), path

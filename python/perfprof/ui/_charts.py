@@ -25,7 +25,7 @@ class Chart:
     figure: Figure
 
 
-def _text(value: Any) -> str:
+def plotly_text(value: Any) -> str:
     """A string from the run as Plotly shows it: as text (Plotly reads a few HTML tags in labels)."""
     return html.escape(str(value))
 
@@ -57,7 +57,7 @@ def gpu_utilization(utilization: Table, origin_ns: Optional[int]) -> Optional[Ch
     data = []
     for device in sorted({row["deviceId"] for row in rows}):
         bins = [row for row in rows if row["deviceId"] == device]
-        data.append({"type": "scatter", "mode": "lines", "line": {"shape": "hv"}, "name": f"GPU {_text(device)}",
+        data.append({"type": "scatter", "mode": "lines", "line": {"shape": "hv"}, "name": f"GPU {plotly_text(device)}",
                      "x": [(row["bin_start_ns"] - start) / 1e6 for row in bins],
                      "y": [row["utilization_pct"] for row in bins]})
     layout = _layout("ms from the start", "busy (% of the bin)")
@@ -79,7 +79,7 @@ def memory_curves(timeline: Table, origin_ns: Optional[int]) -> List[Chart]:
         for category in dict.fromkeys(row["category"] for row in points):
             series = [row for row in points if row["category"] == category]
             data.append({"type": "scatter", "mode": "lines", "stackgroup": "memory", "line": {"shape": "hv"},
-                         "name": _text(category), "x": [(row["timestamp_ns"] - start) / 1e6 for row in series],
+                         "name": plotly_text(category), "x": [(row["timestamp_ns"] - start) / 1e6 for row in series],
                          "y": [row["bytes"] / scale for row in series]})
         charts.append(Chart(f"memory-{number}", f"Memory by category: {device}",
                             {"data": data, "layout": _layout("ms from the start", f"live ({unit})")}))
@@ -99,7 +99,7 @@ def _lines(points: List[Dict[str, Any]], series_of: str, value_of: str, start: i
     data = []
     for series in dict.fromkeys(point[series_of] for point in points):
         mine = [point for point in points if point[series_of] == series and point[value_of] is not None]
-        data.append({"type": "scatter", "mode": "lines", "name": _text(series),
+        data.append({"type": "scatter", "mode": "lines", "name": plotly_text(series),
                      "x": [(point["timestamp_ns"] - start) / 1e6 for point in mine],
                      "y": [point[value_of] / scale for point in mine]})
     return data

@@ -59,6 +59,20 @@ def discover_clusters(roots: Sequence[str]) -> List[RunEntry]:
     return sorted(found.values(), key=lambda entry: (entry.modified, entry.label), reverse=True)
 
 
+def discover_sweeps(roots: Sequence[str]) -> List[RunEntry]:
+    """The results files of `perfprof sweep` (results.jsonl) at or under `roots`, newest first."""
+    from ..experiments import RESULTS_FILE
+
+    found = {}
+    for root in roots:
+        paths = [root] if os.path.basename(root) == RESULTS_FILE else \
+            [os.path.join(folder, RESULTS_FILE) for folder, _, files in os.walk(root) if RESULTS_FILE in files]
+        for path in paths:
+            entry = _entry(path, root)
+            found[entry.id] = RunEntry(entry.id, entry.path, entry.label, entry.modified, True)
+    return sorted(found.values(), key=lambda entry: (entry.modified, entry.label), reverse=True)
+
+
 def trace_file(path: str) -> Optional[str]:
     """The Chrome trace of the run at `path` (a run directory, its PERFPROF_OUTPUT folder or
     database, or a trace file itself), if it has one: what the Trace view offers."""

@@ -10,11 +10,11 @@ import collections
 import os
 import sqlite3
 import threading
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 from urllib.parse import urlencode
 
 from ._run_data import RunData
-from ._runs import RunEntry, discover, discover_clusters, trace_file
+from ._runs import RunEntry, discover, discover_clusters, discover_sweeps, trace_file
 from ._tables import PAGE_SIZE, BadOrderError, Order
 from ._templates import environment
 from ._views import VIEWS
@@ -31,41 +31,50 @@ SECURITY_HEADERS = {
 }
 
 
+class Listing(NamedTuple):
+    """What the start page lists."""
+
+    runs: List[RunEntry]
+    clusters: List[RunEntry]
+    sweeps: List[RunEntry]
+    problems: List[str]
+
+
 class _Runs:
     """The runs found under the roots, by id, and the few kept open."""
 
     def __init__(self, roots: Sequence[str]) -> None:
         self.roots = list(roots)
         self._lock = threading.Lock()
-        self._known: Dict[str, RunEntry] = {}
-        self._clusters: Dict[str, RunEntry] = {}
+        self._known: Dict[str, Dict[str, RunEntry]] = {"runs": {}, "clusters": {}, "sweeps": {}}
         self._open: "collections.OrderedDict[Tuple[str, int], RunData]" = collections.OrderedDict()
 
-    def listing(self) -> Tuple[List[RunEntry], List[RunEntry], List[str]]:
-        """The runs and the cluster analyses under the roots now (the file system read again:
-        new ones appear), and a line for each root that holds no run."""
+    def listing(self) -> Listing:
+        """The runs, cluster analyses and sweep results under the roots now (the file system read
+        again: new ones appear), and a line for each root that holds no run."""
         runs, problems = discover(self.roots)
-        clusters = discover_clusters(self.roots)
+        listing = Listing(runs, discover_clusters(self.roots), discover_sweeps(self.roots), problems)
         with self._lock:
-            self._known.update((run.id, run) for run in runs)
-            self._clusters.update((cluster.id, cluster) for cluster in clusters)
-        return runs, clusters, problems
+            for kind in ("runs", "clusters", "sweeps"):
+                self._known[kind].update((entry.id, entry) for entry in getattr(listing, kind))
+        return listing
 
-    def cluster(self, cluster_id: str) -> Optional[RunEntry]:
+    def _find(self, kind: str, entry_id: str) -> Optional[RunEntry]:
+        """The entry of that kind with that id: known, or found by listing again."""
         with self._lock:
-            known = self._clusters.get(cluster_id)
+            known = self._known[kind].get(entry_id)
         if known is None:
-            _, clusters, _ = self.listing()
-            known = next((cluster for cluster in clusters if cluster.id == cluster_id), None)
+            known = next((entry for entry in getattr(self.listing(), kind) if entry.id == entry_id), None)
         return known
 
     def entry(self, run_id: str) -> Optional[RunEntry]:
-        with self._lock:
-            known = self._known.get(run_id)
-        if known is None:
-            runs, _, _ = self.listing()
-            known = next((run for run in runs if run.id == run_id), None)
-        return known
+        return self._find("runs", run_id)
+
+    def cluster(self, cluster_id: str) -> Optional[RunEntry]:
+        return self._find("clusters", cluster_id)
+
+    def sweep(self, sweep_id: str) -> Optional[RunEntry]:
+        return self._find("sweeps", sweep_id)
 
     def data(self, entry: RunEntry) -> RunData:
         """The run open, its analyses kept until its database changes or it is the least
@@ -109,9 +118,8 @@ def create_app(roots: Sequence[str], page_size: int = PAGE_SIZE) -> Any:
 
     @app.get("/")
     def index() -> Any:
-        found, clusters, problems = runs.listing()
-        return templates.get_template("index.html").render(runs=found, clusters=clusters, problems=problems,
-                                                             roots=runs.roots, **_links())
+        listing = runs.listing()
+        return templates.get_template("index.html").render(listing=listing, roots=runs.roots, **_links())
 
     @app.get("/static/<name>")
     def static_file(name: str) -> Any:
@@ -130,8 +138,27 @@ def create_app(roots: Sequence[str], page_size: int = PAGE_SIZE) -> Any:
             panels = cluster_panels(entry.path)
         except (OSError, ValueError) as error:  # a folder gone, a database of another version
             return _problem(f"{entry.label}: {error}", 500)
-        return templates.get_template("cluster.html").render(cluster=entry, panel_list=panels, query=_query,
-                                                             **_links())
+        return templates.get_template("page.html").render(
+            heading=f"Distributed: {entry.label}", panel_list=panels, query=_query, **_links(),
+            intro="What perfprof cluster found (docs/cluster.md): its verdict on slow ranks with the evidence, "
+                  "and each rank's steps broken down.")
+
+    @app.get("/sweep/<sweep_id>")
+    def sweep(sweep_id: str) -> Any:
+        from ._sweeps import sweep_panels
+
+        entry = runs.sweep(sweep_id)
+        if entry is None:
+            abort(404)
+        try:
+            panels = sweep_panels(entry.path)
+        except (OSError, ValueError) as error:  # a file gone, a line that is no record
+            return _problem(f"{entry.label}: {error}", 500)
+        return templates.get_template("page.html").render(
+            heading=f"Sweep: {entry.label}", panel_list=panels, query=_query, **_links(),
+            intro="What perfprof aggregate makes of these results (docs/experiments.md), each configuration's "
+                  "oldest sweep as the baseline: speedups over time and at the latest sweep, every metric, every "
+                  "speedup.")
 
     @app.get("/diff")
     def diff() -> Any:
@@ -195,7 +222,7 @@ def create_app(roots: Sequence[str], page_size: int = PAGE_SIZE) -> Any:
 def _links() -> Dict[str, Any]:
     """The URLs every page's template writes."""
     return {"home": "/", "static": lambda name: f"/static/{name}", "run_url": lambda run: _view_url(run.id, "overview"),
-            "cluster_url": lambda cluster: f"/cluster/{cluster.id}"}
+            "cluster_url": lambda cluster: f"/cluster/{cluster.id}", "sweep_url": lambda sweep: f"/sweep/{sweep.id}"}
 
 
 def _view_url(run_id: str, view: str) -> str:
