@@ -63,9 +63,6 @@ class RunData:
             self._origin, self._origin_known = window_begin_ns(self.run), True
         return self._origin
 
-    def close(self) -> None:
-        self.run.close()
-
 
 def _entry(name: str) -> Analysis:
     if name not in ANALYSES:

@@ -41,7 +41,7 @@ class Listing(NamedTuple):
 
 
 class _Runs:
-    """The runs found under the roots, by id, and the few kept open."""
+    """What the roots hold (runs, cluster analyses, sweep results) by id, and the runs kept open."""
 
     def __init__(self, roots: Sequence[str]) -> None:
         self.roots = list(roots)
@@ -94,8 +94,9 @@ class _Runs:
         with self._lock:
             self._open[key] = data
             while len(self._open) > OPEN_RUNS:
-                _, oldest = self._open.popitem(last=False)
-                oldest.close()
+                # Not closed here: a request of another thread may still be reading it; its
+                # connections close when the last one lets go of it.
+                self._open.popitem(last=False)
         return data
 
 
