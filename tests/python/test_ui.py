@@ -175,7 +175,7 @@ def test_report_views_show_the_summary_numbers_offline(gpu_run, gpu_report, brow
     for name in ("kernel_breakdown", "kernel_launch_stats", "memory_bandwidth"):
         assert_same_numbers(kernels, summary, name)
     assert_same_numbers(kernels, summary, "top_kernels", rows=10)  # summary: the top 10; the view: every kernel
-    assert_same_numbers(kernels, summary_json(gpu_run, 1000, "kernel_launch_configs"), "kernel_launch_configs")
+    assert_same_numbers(kernels, summary_json(gpu_run, 100, "kernel_launch_configs"), "kernel_launch_configs")
     # The hand-computed scenario, as a person reads it: gemm 3 kernels, 280 us in all.
     gemm = next(row for row in kernels["top_kernels"]["rows"] if row[0]["text"] == "gemm")
     assert [cell["text"] for cell in gemm[:4]] == ["gemm", "compute", "3", "280.000"]

@@ -13,6 +13,9 @@ from ._tables import BadOrderError, Order, ShownTable, shown_table
 
 #: The rows of the Overview's top-N tables: `perfprof summary`'s default --top.
 OVERVIEW_TOP = 10
+#: The rows of a view's other top-N tables (those not paged: a with_stack run's Python functions,
+#: a large model's kernels by operator and launch configuration can number thousands).
+SIDE_TOP = 100
 
 # What an empty panel says, naming what to profile with to get its data.
 NO_GPU = "no GPU activity in this run"
@@ -163,8 +166,8 @@ def operators(data: RunData, order: Order) -> List[Panel]:
         shown = [GroupingPanel(tuple(OPERATOR_GROUPINGS.items()), order.group),
                  _operators_by(order.group, data, order)]
     return shown + [
-        _table(data, "nvtx_ranges", "no record_function or mstx ranges in this run", top=EVERY_ROW),
-        _table(data, "python_hot_spots", "no Python calls in this run (profile with with_stack=True)", top=EVERY_ROW),
+        _table(data, "nvtx_ranges", "no record_function or mstx ranges in this run", top=SIDE_TOP),
+        _table(data, "python_hot_spots", "no Python calls in this run (profile with with_stack=True)", top=SIDE_TOP),
     ]
 
 
@@ -178,12 +181,13 @@ def kernels(data: RunData, order: Order) -> List[Panel]:
     return [
         _table(data, "top_kernels", NO_GPU, order, top=EVERY_ROW,
                note="Per kernel, copy and set name: device time over its instances."),
-        _table(data, "kernel_launch_configs", NO_GPU, top=EVERY_ROW,
-               note="Which operator launched each kernel, and with which grid, block, registers and shared memory."),
+        _table(data, "kernel_launch_configs", NO_GPU, top=SIDE_TOP,
+               note=f"Which operator launched each kernel, and with which grid, block, registers and shared memory: "
+                    f"the {SIDE_TOP} with the most device time."),
         _table(data, "kernel_breakdown", NO_GPU),
         _table(data, "kernel_launch_stats", NO_GPU),
         _table(data, "kernel_metrics", "no kernel metrics measured (ExperimentalConfig gpu_metrics, l2_cache)",
-               top=EVERY_ROW),
+               top=SIDE_TOP),
         _table(data, "memory_bandwidth", "no copies or sets in this run"),
     ]
 
