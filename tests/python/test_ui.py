@@ -559,6 +559,18 @@ def test_ui_on_a_taken_port_is_one_line(cpu_run):
     assert result.stderr.startswith(f"Error: cannot listen on 127.0.0.1:{port}: ") and result.stderr.count("\n") == 1
 
 
+def test_report_of_a_torch_profiler_trace(tmp_path):
+    """A Chrome trace torch.profiler (Kineto) wrote is a run too: imported, then reported."""
+    trace = Path(__file__).parent / "data" / "kineto_gpu_nccl_rank1.pt.trace.json"
+    output = tmp_path / "kineto.html"
+    result = subprocess.run([sys.executable, "-m", "perfprof", "report", str(trace), "-o", str(output)],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    html = output.read_text()
+    assert 'data-analysis="kernel_launch_configs"' in html and ">ampere_sgemm_128x64_nn<" in html
+    assert ">aten::mm<" in html  # the operator that launched it
+
+
 def test_report_of_no_run_is_one_line(tmp_path):
     result = subprocess.run([sys.executable, "-m", "perfprof", "report", str(tmp_path), "-o", str(tmp_path / "r.html")],
                             capture_output=True, text=True, timeout=60)
