@@ -11,6 +11,7 @@ computed from the calls' recorded times.
 import glob
 import os
 import sqlite3
+from pathlib import Path
 
 import pytest
 
@@ -280,3 +281,28 @@ def test_frequent_sequences_agree_with_hta(db, hta, tmp_path):
     assert [(f"{row['operator']}|{row['sequence'].replace(' -> ', '|')}", row["count"]) for row in ours] == \
         list(zip(theirs["pattern"], theirs["count"]))
     assert ours.column("total_ns") == pytest.approx([us * 1000 for us in theirs["GPU kernel duration (us)"]], rel=0.01)
+
+
+# --- kernels by launching operator and configuration ------------------------------------------
+
+KINETO_TRACE = Path(__file__).parent / "data" / "kineto_gpu_nccl_rank1.pt.trace.json"
+
+
+def test_kernel_launch_configs_of_a_kineto_trace():
+    """The trace's kernels (its args: grid, block, registers per thread, shared memory), each
+    under the operator whose launch call (External id) queued it; the DtoH copy is no kernel."""
+    with analysis.open_run(KINETO_TRACE) as run:
+        rows = analysis.kernel_launch_configs(run, top=-1).to_dicts()
+        kernels = {row["name"]: row for row in analysis.top_kernels(run, top=-1).to_dicts()}
+    launch = dict(grid="132x1x1", block="128x1x1", registers_per_thread=32, shared_memory_bytes=0, occupancy_pct=None)
+    assert rows == [
+        dict(name="ampere_sgemm_128x64_nn", operator="aten::mm", **launch, count=2, total_ns=120_000, avg_ns=60_000,
+             min_ns=60_000, max_ns=60_000),
+        dict(name="ncclDevKernel_AllReduce_Sum_f32_RING_LL", operator="record_param_comms", **launch, count=1,
+             total_ns=80_000, avg_ns=80_000, min_ns=80_000, max_ns=80_000),
+        dict(name="softmax_warp_forward", operator="aten::softmax", **launch, count=1, total_ns=30_000, avg_ns=30_000,
+             min_ns=30_000, max_ns=30_000),
+    ]
+    # One group per name here: each equals the name's top_kernels row.
+    for row in rows:
+        assert (row["count"], row["total_ns"]) == (kernels[row["name"]]["count"], kernels[row["name"]]["total_ns"])

@@ -5,9 +5,11 @@ what the run recorded."""
 from __future__ import annotations
 
 import collections
+import csv
 import gc
 import json
 import statistics
+from pathlib import Path
 from typing import Dict, Iterable, List, Tuple
 
 import pytest
@@ -258,7 +260,59 @@ def test_a_run_without_the_data_gives_empty_tables(tmp_path):
     (run_dir,) = [path for path in tmp_path.iterdir() if path.is_dir()]
     with analysis.open_run(str(run_dir)) as run:
         for name, entry in analysis.ANALYSES.items():
-            if entry.section in ("host", "memory") and name != "top_operators":
+            if entry.section in ("host", "memory") and name not in ("top_operators", "operator_details"):
                 assert entry(run).rows == (), name
-        assert len(analysis.top_operators(run)) > 0
+        assert len(analysis.top_operators(run)) > 0 and len(analysis.operator_details(run)) > 0
         assert dict(analysis.run_info(run).rows)["steps"] == "0"
+
+
+def test_operator_details_are_the_csv_rows(tmp_path):
+    """operator_details reads OPERATOR_DETAILS: the rows of the run's operator_details.csv (µs
+    there, ns here), every name and input shapes of a record_shapes run."""
+    config = perfprof.ExperimentalConfig(export_type=["text", "db"])
+    with perfprof.profile(activities=[perfprof.ProfilerActivity.CPU], record_shapes=True, experimental_config=config,
+                          on_trace_ready=perfprof.tensorboard_trace_handler(str(tmp_path))):
+        a = torch.ones(8, 4)
+        torch.mm(a, torch.ones(4, 2))
+        torch.mm(a, torch.ones(4, 3))
+        torch.mm(a, torch.ones(4, 3))
+    (run_dir,) = [path for path in tmp_path.iterdir() if path.is_dir()]
+    with open(run_dir / "PERFPROF_OUTPUT" / "operator_details.csv", newline="") as file:
+        expected = {(row["Name"], row["Input Shapes"]): [int(row["Count"])] + [
+            round(float(row[column]) * 1000) for column in ("Host Self Duration(us)", "Host Total Duration(us)",
+                                                            "Device Self Duration(us)", "Device Total Duration(us)")]
+            for row in csv.DictReader(file)}
+    with analysis.open_run(str(run_dir)) as run:
+        rows = analysis.operator_details(run, top=-1).to_dicts()
+    assert {(row["name"], row["input_shapes"]): [row["count"], row["host_self_ns"], row["host_total_ns"],
+                                                 row["device_self_ns"], row["device_total_ns"]] for row in rows} == expected
+    # One row per shape: torch.mm on [8, 4] x [4, 2] once and on [8, 4] x [4, 3] twice.
+    assert {row["input_shapes"]: row["count"] for row in rows if row["name"] == "aten::mm"} == \
+        {"[[8, 4], [4, 2]]": 1, "[[8, 4], [4, 3]]": 2}
+    assert [row["host_self_ns"] for row in rows] == sorted((row["host_self_ns"] for row in rows), reverse=True)
+
+
+def test_module_tree_of_a_trace(tmp_path):
+    """The Kineto test trace with nn.Module calls added on its thread (µs): Net_0 [1005, 1100)
+    holding Linear_0 [1008, 1035) (aten::mm's launch at 1015: the 60 us sgemm) and Comm_0
+    [1045, 1075) (the all-reduce launched at 1060: 80 us); Net_0 [1205, 1235) holding Linear_0
+    [1208, 1231) (launches at 1215 and 1225: sgemm 60 us, softmax 30 us)."""
+    trace = json.loads((Path(__file__).parent / "data" / "kineto_gpu_nccl_rank1.pt.trace.json").read_text())
+    trace["traceEvents"] += [
+        {"ph": "X", "cat": "python_function", "name": f"nn.Module: {name}", "pid": 4242, "tid": 4242, "ts": ts,
+         "dur": dur, "args": {}}
+        for name, ts, dur in (("Net_0", 1005, 95), ("Linear_0", 1008, 27), ("Comm_0", 1045, 30), ("Net_0", 1205, 30),
+                              ("Linear_0", 1208, 23))]
+    path = tmp_path / "modules.pt.trace.json"
+    path.write_text(json.dumps(trace))
+    with analysis.open_run(str(path)) as run:
+        rows = analysis.module_tree(run).to_dicts()
+    us = 1000
+    assert rows == [
+        dict(module="Net_0", depth=0, calls=2, host_total_ns=125 * us, host_self_ns=(125 - 27 - 30 - 23) * us,
+             device_total_ns=(60 + 80 + 60 + 30) * us, device_self_ns=0),
+        dict(module="Net_0 > Comm_0", depth=1, calls=1, host_total_ns=30 * us, host_self_ns=30 * us,
+             device_total_ns=80 * us, device_self_ns=80 * us),
+        dict(module="Net_0 > Linear_0", depth=1, calls=2, host_total_ns=50 * us, host_self_ns=50 * us,
+             device_total_ns=(60 + 60 + 30) * us, device_self_ns=(60 + 60 + 30) * us),
+    ]

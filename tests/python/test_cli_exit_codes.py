@@ -37,6 +37,8 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ["compare", "{run}", "{missing}/results.jsonl:3f2a9c1d"],
     ["run", "{missing}/train.py"],
     ["sweep", "--grid", "lr=0.1", "-o", "{missing}/sweep", "{missing}/train.py"],
+    ["report", "{missing}", "-o", "{run}/report.html"],
+    ["ui", "{missing}"],
 ])
 def test_a_path_that_does_not_exist_is_a_usage_error(command, run_dir, tmp_path):
     missing = str(tmp_path / "no_such_path")

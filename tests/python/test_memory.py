@@ -490,3 +490,38 @@ def test_memory_is_not_recorded_while_torch_profiler_runs(tmp_path, caplog):
     assert prof.trace.num_memory_events == 0
     with pytest.raises(ValueError, match="no memory events were recorded"):
         prof.export_memory_timeline(str(tmp_path / "m.json"))
+
+
+def test_memory_by_operator_and_the_allocations_of_a_time_range(tmp_path):
+    """Float32 tensors of known sizes, two kept past the stop: torch.empty(256) twice (1 KiB each,
+    held), torch.ones(1024) (4 KiB, allocated by its aten::empty, freed) and torch.zeros(512)
+    (2 KiB in aten::empty, freed) + 1 (2 KiB in aten::add, held)."""
+    from perfprof import analysis
+
+    config = perfprof.ExperimentalConfig(export_type=["text", "db"])
+    with perfprof.profile(activities=[ProfilerActivity.CPU], profile_memory=True, experimental_config=config,
+                          on_trace_ready=perfprof.tensorboard_trace_handler(str(tmp_path))):
+        kept = [torch.empty(256), torch.empty(256)]
+        ones = torch.ones(1024)
+        del ones
+        kept.append(torch.zeros(512) + 1)
+    (run_dir,) = [path for path in tmp_path.iterdir() if path.is_dir()]
+    with analysis.open_run(str(run_dir)) as run:
+        rows = {row["operator"]: row for row in analysis.memory_by_operator(run, top=-1).to_dicts()}
+        allocations = analysis.memory_allocations(run).to_dicts()
+        times = [row["allocation_time_ns"] for row in allocations]
+        second_and_third = analysis.memory_allocations(run, start_ns=times[1], end_ns=times[3]).to_dicts()
+    empty, add = rows["aten::empty"], rows["aten::add"]
+    assert (empty["deviceType"], empty["allocations"], empty["allocated_bytes"], empty["largest_bytes"],
+            empty["freed"], empty["held_bytes"]) == ("CPU", 4, 1024 + 1024 + 4096 + 2048, 4096, 2, 2048)
+    assert (add["allocations"], add["allocated_bytes"], add["freed"], add["held_bytes"], add["avg_lifetime_ns"]) == \
+        (1, 2048, 0, 2048, None)
+    assert empty["avg_lifetime_ns"] > 0
+    assert list(rows)[0] == "aten::empty"  # most bytes first
+    # Every allocation, in allocation order: the factories' first (kept, kept, freed ones).
+    assert [(row["operator"], row["size_bytes"]) for row in allocations[:4]] == \
+        [("aten::empty", 1024), ("aten::empty", 1024), ("aten::empty", 4096), ("aten::empty", 2048)]
+    assert times == sorted(times) and (allocations[0]["release_time_ns"], allocations[0]["lifetime_ns"]) == (None, None)
+    assert allocations[2]["lifetime_ns"] == allocations[2]["release_time_ns"] - times[2] > 0
+    assert len(allocations) == sum(row["allocations"] for row in rows.values())
+    assert [row["size_bytes"] for row in second_and_third] == [1024, 4096]  # [start, end): the 4th is out

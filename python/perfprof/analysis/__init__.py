@@ -17,11 +17,11 @@ from __future__ import annotations
 # Within a section (registry.SECTIONS) reports list analyses as their modules register them.
 from ._gpu_time import (comm_comp_overlap, gpu_utilization, idle_time_breakdown, kernel_breakdown, kernel_metrics,
                         temporal_breakdown, top_kernels)
-from ._gpu_work import (frequent_kernel_sequences, kernel_launch_stats, kernel_launches, memory_bandwidth,
-                        memory_bandwidth_over_time, queue_length, queue_length_over_time)
-from ._host import (nvtx_ranges, python_hot_spots, run_info, step_statistics, step_time_breakdown, step_times,
-                    top_operators)
-from ._memory import memory_over_time, memory_peaks
+from ._gpu_work import (frequent_kernel_sequences, kernel_launch_configs, kernel_launch_stats, kernel_launches,
+                        memory_bandwidth, memory_bandwidth_over_time, queue_length, queue_length_over_time)
+from ._host import (module_tree, nvtx_ranges, operator_details, python_hot_spots, run_info, step_statistics,
+                    step_time_breakdown, step_times, top_operators)
+from ._memory import memory_allocations, memory_by_operator, memory_over_time, memory_peaks
 from ._registry import ANALYSES, Analysis
 from ._run_database import OutdatedDatabaseError, RunDatabase, database_of, open_run
 from ._summary import run_analyses
@@ -33,9 +33,9 @@ __all__ = [
     "open_run", "run_analyses",
     "comm_comp_overlap", "gpu_utilization", "idle_time_breakdown", "kernel_breakdown", "temporal_breakdown",
     "top_kernels", "kernel_metrics",
-    "frequent_kernel_sequences", "kernel_launch_stats", "kernel_launches", "memory_bandwidth",
-    "memory_bandwidth_over_time", "queue_length", "queue_length_over_time",
-    "memory_over_time", "memory_peaks", "nvtx_ranges", "python_hot_spots", "run_info", "step_statistics",
-    "step_time_breakdown", "step_times", "telemetry_statistics", "top_operators",
-    "host_telemetry_over_time", "gpu_telemetry_over_time",
+    "frequent_kernel_sequences", "kernel_launch_configs", "kernel_launch_stats", "kernel_launches",
+    "memory_bandwidth", "memory_bandwidth_over_time", "queue_length", "queue_length_over_time",
+    "memory_allocations", "memory_by_operator", "memory_over_time", "memory_peaks", "module_tree", "nvtx_ranges",
+    "operator_details", "python_hot_spots", "run_info", "step_statistics", "step_time_breakdown", "step_times",
+    "telemetry_statistics", "top_operators", "host_telemetry_over_time", "gpu_telemetry_over_time",
 ]

@@ -33,6 +33,19 @@ def kernel_launch_stats(run: RunDatabase, runtime_cutoff_ns: int = RUNTIME_CUTOF
                          launch_delay_cutoff_ns=launch_delay_cutoff_ns, include_memory=int(include_memory))
 
 
+@analysis("kernel_launch_configs", "Kernels by launching operator and configuration", "gpu", takes_top=True,
+          in_summary=False)
+def kernel_launch_configs(run: RunDatabase, top: int = 10) -> Table:
+    """The kernels (not copies or sets) grouped by name, the operator that launched them and their
+    launch configuration, the `top` groups (-1: every group) with the largest total device time.
+
+    Columns: name, operator (the innermost PyTorch operator around the launch; NULL: none), grid,
+    block ('132x1x1'), registers_per_thread, shared_memory_bytes (static + dynamic, per block),
+    occupancy_pct (mean theoretical occupancy), count, total_ns, avg_ns, min_ns, max_ns.
+    """
+    return shipped_query(run, "kernel_launch_configs", top=top)
+
+
 def kernel_launches(run: RunDatabase, include_memory: bool = True) -> Table:
     """Every launch of GPU work with its runtime call, in device start order (HTA's per-kernel frame).
 

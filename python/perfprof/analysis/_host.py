@@ -50,6 +50,24 @@ def top_operators(run: RunDatabase, top: int = 10) -> Table:
     return shipped_query(run, "top_operators", top=top, type="op")
 
 
+@analysis("operator_details", "Operators by input shapes", "host", takes_top=True, in_summary=False)
+def operator_details(run: RunDatabase, top: int = 10) -> Table:
+    """The `top` operators (-1: every one) per name and input shapes with the most host self
+    time, with torch.profiler's key_averages(group_by_input_shape=True) times (operator_details.csv):
+    name, input_shapes (NULL without record_shapes), count, host_self_ns, host_total_ns,
+    device_self_ns, device_total_ns."""
+    return shipped_query(run, "operator_details", top=top)
+
+
+@analysis("module_tree", "Modules", "host", in_summary=False)
+def module_tree(run: RunDatabase) -> Table:
+    """The nn.Module calls as a tree of module paths ('Net_0 > Linear_0'), a module before its
+    children: module, depth, calls, host_total_ns, host_self_ns (without the module calls inside),
+    device_total_ns and device_self_ns (the GPU work launched inside the calls, on their thread).
+    Empty without with_modules or with_stack."""
+    return shipped_query(run, "module_tree")
+
+
 @analysis("nvtx_ranges", "Annotated ranges", "host", takes_top=True)
 def nvtx_ranges(run: RunDatabase, top: int = 10) -> Table:
     """The `top` annotated ranges by total time, per domain and name: mstx ranges under their

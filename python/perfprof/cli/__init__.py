@@ -316,8 +316,9 @@ def _register_commands() -> None:
     from .compare import compare
     from .plot import plot
     from .sweep import sweep
+    from .ui import report, ui
 
-    for command in (aggregate, cluster, compare, plot, sweep):
+    for command in (aggregate, cluster, compare, plot, report, sweep, ui):
         main.add_command(command)
 
 

@@ -491,6 +491,11 @@ def metric_rows(metrics: Iterable[SeriesMetrics]) -> List[List[object]]:
     return rows
 
 
+def speedup_rows(speedups: Iterable[Speedup]) -> List[List[object]]:
+    """speedups.csv's header and rows (None as an empty cell)."""
+    return _dataclass_rows(Speedup, speedups)
+
+
 def _cell(value: object) -> object:
     return "" if value is None else value
 
@@ -500,7 +505,7 @@ def write_csvs(aggregation: Aggregation, output_dir: str) -> List[str]:
     verification.csv when runs were verified; their paths."""
     make_directory(output_dir, follow_link=True)
     files = [(METRIC_REPORT_FILE, metric_rows(aggregation.metrics)),
-             (SPEEDUPS_FILE, _dataclass_rows(Speedup, aggregation.speedups))]
+             (SPEEDUPS_FILE, speedup_rows(aggregation.speedups))]
     if aggregation.verifications:
         files.append((VERIFICATION_FILE, _dataclass_rows(Verification, aggregation.verifications)))
     paths = []
