@@ -100,6 +100,13 @@ def test_perfprof_compare(workspace, runs):
     assert_private(copy)
 
 
+def test_perfprof_report(workspace, runs):
+    copy = workspace.copy(runs, "runs")
+    workspace.perfprof("report", str(run_dirs(copy)[0]), "-o", "reports/run.html")
+    assert (workspace.root / "reports" / "run.html").is_file()
+    assert_private(copy, workspace.root / "reports")
+
+
 def test_perfprof_sweep_and_aggregate(workspace):
     workspace.perfprof("sweep", "-g", "N=1,2", "--verify", "--run-options", "--steps-on explicit --activities cpu",
                        "-o", "sweep", str(workspace.inputs / "sweep_job.py"))

@@ -40,8 +40,8 @@ def report(run_path: str, output: str) -> None:
     try:
         write_report(run_path, output, on_build=lambda what: click.echo(what, err=True))
     except (OSError, ValueError, sqlite3.Error) as error:
-        # Most errors name the run already (open_run's); the others get it in front.
-        message = str(error) if run_path in str(error) else f"{run_path}: {error}"
+        # Most errors name the run (open_run's) or the report already; the others get the run in front.
+        message = str(error) if run_path in str(error) or output in str(error) else f"{run_path}: {error}"
         click.echo(f"perfprof report: {message}", err=True)
         sys.exit(EXIT_FAILED)
     click.echo(f"perfprof report: wrote {output}", err=True)

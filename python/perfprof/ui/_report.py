@@ -9,6 +9,7 @@ import os
 from dataclasses import dataclass
 from typing import Callable, List, Optional
 
+from .._files import make_directory, replaced_whole
 from ._assets import read_asset
 from ._run_data import RunData
 from ._tables import Order
@@ -33,8 +34,14 @@ def write_report(run_path: str, output: str, on_build: Optional[Callable[[str], 
 
     with open_run(run_path, on_build=on_build) as run:
         html = render_report(RunData(run, os.path.basename(os.path.normpath(run_path)) or run_path), run_path)
-    with open(output, "w", encoding="utf-8") as file:
-        file.write(html)
+    # With perfprof's file mode, in a folder made for it as every -o is, and whole or not at all
+    # (a report cut short would open as a blank page).
+    try:
+        make_directory(os.path.dirname(os.path.abspath(output)))
+        with replaced_whole(output, newline="") as file:
+            file.write(html)
+    except OSError as error:  # named by the file asked for, not the temporary one beside it
+        raise OSError(error.errno, f"cannot write {output}: {error.strerror}") from None
     return output
 
 
