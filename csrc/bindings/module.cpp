@@ -40,6 +40,7 @@
 #include "schedule/step_controller.h"
 #include "telemetry/nvml_library.h"
 #include "telemetry/telemetry_collector.h"
+#include "torch_hooks/operator_ranges.h"
 #include "torch_hooks/profiler_stubs.h"
 #include "trace/trace_builder.h"
 
@@ -679,6 +680,9 @@ PYBIND11_MODULE(_core, m) {
     return install_torch_profiler_stubs(libtorch_cpu_path);
   }, py::arg("libtorch_cpu_path"),
   "Route torch's ITT/NVTX operator ranges to the recorder; returns why not, or ''.");
+  m.def("torch_user_scope_begins", &user_scope_begins, py::arg("begins"),
+        "True: the operator range torch's ITT/NVTX observers report next on this thread is a user\n"
+        "annotation (torch.profiler.record_function's); False: no longer.");
 
   add_torch_results(m);
   if (!add_fast_calls(m.ptr()) || !add_python_tracer(m.ptr()) || !add_gc_monitor(m.ptr()) ||

@@ -76,6 +76,10 @@ def filter_mstx_domains(include: Sequence[str], exclude: Sequence[str]) -> None:
 def install_torch_profiler_stubs(libtorch_cpu_path: str) -> str:
     """Route torch's ITT/NVTX operator ranges to the recorder; returns why not, or ''."""
 
+def torch_user_scope_begins(begins: bool) -> None:
+    """True: the operator range torch's ITT/NVTX observers report next on this thread is a user
+    annotation (torch.profiler.record_function's); False: no longer."""
+
 # -- Hot per-event calls (fast_calls.cpp) -----------------------------------------------------------
 
 def annotation_begin(name: str, args: str | None = None) -> int:
