@@ -17,6 +17,7 @@ namespace perfprof {
 namespace {
 
 constexpr size_t kFlushBytes = 1 << 20;
+constexpr int64_t kSpansSortIndex = 0x20000000;  // Kineto's: the "Spans" track below every other
 
 // Python frames numbered from 1 in row order (per thread, in begin order), as torch.profiler
 // numbers its python_function events; 0 for the other ranges.
@@ -83,6 +84,7 @@ class ChromeTraceWriter {
     for (size_t i = 0; i < model_.instants.size(); ++i) write_instant(i);
     for (size_t i = 0; i < model_.memory.events.allocations.size(); ++i) write_memory_event(i);
     for (size_t i = 0; i < model_.counters.size();) i = write_counters(i);
+    write_window_markers();
     text_ += "\n  ],\n  \"traceName\": ";
     append_json_string(text_, path);
     text_ += "\n}\n";
@@ -245,6 +247,27 @@ class ChromeTraceWriter {
       append_json_number(text_, t.value[row]);
     }
     text_ += "}}";
+  }
+
+  // The window as Kineto marks it at the end of every torch.profiler trace, for the tools that
+  // find the recorded window by these markers: a "PyTorch Profiler (0)" span on a "Spans" track
+  // (sorted last), "Iteration Start: PyTorch Profiler" at its begin and "Record Window End" at
+  // its end (global instants). Kineto numbers the span by iteration, 0 in every torch.profiler
+  // trace, and counts no operators in it ("Op count").
+  void write_window_markers() {
+    const int64_t begin = model_.window_begin_ns;
+    const int64_t end = std::max(model_.window_end_ns, begin);
+    begin_event("X", begin);
+    text_ += R"json("cat":"Trace","name":"PyTorch Profiler (0)","pid":"Spans","tid":"PyTorch Profiler","dur":)json";
+    append_ns_as_us(text_, end - begin);
+    text_ += R"(,"args":{"Op count":0}})";
+    begin_event("M", begin);
+    fmt::format_to(std::back_inserter(text_), R"("name":"process_sort_index","pid":"Spans","tid":0,"args":{{"sort_index":{}}}}})",
+                   kSpansSortIndex);
+    begin_event("i", begin);
+    text_ += R"("s":"g","name":"Iteration Start: PyTorch Profiler","pid":"Traces","tid":"Trace PyTorch Profiler"})";
+    begin_event("i", end);
+    text_ += R"("s":"g","name":"Record Window End","pid":"","tid":""})";
   }
 
   // `{"ph":"X","ts":123.456,` with the separator from the previous event.

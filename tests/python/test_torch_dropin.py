@@ -91,3 +91,52 @@ def test_operators_stay_operators_and_torch_is_given_back_its_record_function(tm
     assert operators == [event.name for event in theirs.events() if not event.is_user_annotation
                          and event.name not in ("profiler::_record_function_enter_new",)]
     assert "aten::mul" in operators
+
+
+# -- Kineto's window markers ----------------------------------------------------------------------
+
+WINDOW_MARKERS = ("PyTorch Profiler (0)", "Iteration Start: PyTorch Profiler", "Record Window End")
+
+
+def markers(events) -> Dict[str, Dict[str, Any]]:
+    found = {event["name"]: event for event in events if event.get("name") in WINDOW_MARKERS}
+    assert len(found) == len([event for event in events if event.get("name") in WINDOW_MARKERS])  # once each
+    return found
+
+
+def without_times(event: Dict[str, Any]) -> Dict[str, Any]:
+    return {key: value for key, value in event.items() if key not in ("ts", "dur")}
+
+
+def test_the_trace_marks_its_window_as_kineto_does(tmp_path):
+    theirs, ours = both(annotated)
+    their_markers = markers(trace_events(theirs, tmp_path / "theirs.json"))
+    events = trace_events(ours, tmp_path / "ours.json")
+    our_markers = markers(events)
+    assert {name: without_times(event) for name, event in our_markers.items()} == \
+        {name: without_times(event) for name, event in their_markers.items()}
+    span, start, end = (our_markers[name] for name in WINDOW_MARKERS)
+    # The span covers the recorded window, every recorded event in it, from its start to its end.
+    assert start["ts"] == span["ts"] and end["ts"] == pytest.approx(span["ts"] + span["dur"], abs=1e-3)
+    recorded = [event for event in events if event.get("cat") in ("cpu_op", "user_annotation")]
+    assert min(event["ts"] for event in recorded) >= span["ts"]
+    assert max(event["ts"] + event["dur"] for event in recorded) <= end["ts"] + 1e-3
+    sort_index = [event for event in events if event.get("ph") == "M" and event.get("pid") == "Spans"]
+    assert [event["args"] for event in sort_index] == [{"sort_index": 536870912}]  # Kineto's: last
+
+
+def test_each_saved_cycle_has_its_own_window(tmp_path):
+    """With a schedule, each cycle's trace marks that cycle's recorded steps, as torch's does."""
+    handler = perfprof.tensorboard_trace_handler(str(tmp_path / "log"))
+    with perfprof.profile(activities=[perfprof.ProfilerActivity.CPU], on_trace_ready=handler,
+                          schedule=perfprof.schedule(wait=1, warmup=1, active=1, repeat=2)) as prof:
+        for _ in range(7):
+            torch.ones(4).add(1)
+            prof.step()
+    handler.wait()
+    for run_dir in handler.run_dirs:
+        (trace,) = [path for path in (tmp_path / "log").rglob("*.pt.trace.json") if str(run_dir) in str(path)]
+        events = json.loads(trace.read_text())["traceEvents"]
+        span = markers(events)["PyTorch Profiler (0)"]
+        (step,) = [event for event in events if event.get("name", "").startswith("ProfilerStep#")]
+        assert span["ts"] <= step["ts"] and step["ts"] + step["dur"] <= span["ts"] + span["dur"] + 1e-3
