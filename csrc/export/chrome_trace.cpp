@@ -1,6 +1,8 @@
 #include "export/chrome_trace.h"
 
 #include <algorithm>
+#include <charconv>
+#include <cstdlib>
 #include <cmath>
 #include <iterator>
 #include <set>
@@ -30,6 +32,38 @@ std::vector<uint32_t> number_python_frames(const TraceModel& model) {
   return ids;
 }
 
+// A keyword input's value (its KeywordValue type, then its text) as JSON. A number whose text is
+// not one (a damaged capture) is written as the text.
+void append_keyword_value(std::string& out, std::string_view value) {
+  const std::string_view text = value.empty() ? value : value.substr(1);
+  const auto type = static_cast<KeywordValue>(value.empty() ? '\0' : value[0]);
+  if (type == KeywordValue::Int) {
+    int64_t number = 0;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), number);
+    if (error == std::errc() && end == text.data() + text.size()) return append_int(out, number);
+  } else if (type == KeywordValue::Float) {
+    const std::string digits(text);
+    char* end = nullptr;
+    const double number = std::strtod(digits.c_str(), &end);
+    if (!digits.empty() && end == digits.c_str() + digits.size()) return append_json_number(out, number);
+  } else if (type == KeywordValue::Bool) {
+    out += text == "true" ? "true" : "false";
+    return;
+  }
+  append_json_string(out, text);
+}
+
+// Keyword inputs (name, value, name, value...) as one member per name, as torch.profiler writes
+// them; a name without its value (a damaged capture) is left out.
+void append_keyword_members(std::string& out, const std::vector<StringId>& pairs, const TraceModel& model) {
+  for (size_t i = 0; i + 1 < pairs.size(); i += 2) {
+    if (!out.empty()) out += ',';
+    append_json_string(out, model.str(pairs[i]));
+    out += ':';
+    append_keyword_value(out, model.str(pairs[i + 1]));
+  }
+}
+
 // An argument set as JSON object members without braces, named as torch.profiler names them;
 // keys this perfprof does not know (read from a newer one's capture) are left out.
 std::string arg_members_json(const ArgSet& set, const TraceModel& model) {
@@ -37,6 +71,10 @@ std::string arg_members_json(const ArgSet& set, const TraceModel& model) {
   for (const Arg& arg : set.args) {
     const ArgKeySpec* spec = spec_of(arg.key);
     if (spec == nullptr) continue;
+    if (arg.key == ArgKey::KeywordInputs) {
+      append_keyword_members(out, std::get<std::vector<StringId>>(arg.value), model);
+      continue;
+    }
     if (!out.empty()) out += ',';
     append_json_string(out, spec->name);
     out += ':';

@@ -93,6 +93,29 @@ def test_operators_stay_operators_and_torch_is_given_back_its_record_function(tm
     assert "aten::mul" in operators
 
 
+# -- _RecordFunctionFast's keyword inputs -------------------------------------------------------------
+
+KEYWORDS = {"grid": "grid(4,)", "stream": 7, "num_warps": 4, "kernel_num_gb": 0.25, "flag": True, "scope": "user_scope"}
+
+
+def fast_launch() -> None:
+    """What torch.compile's Triton launcher records around a kernel launch."""
+    x = torch.ones(4)
+    with torch._C._profiler._RecordFunctionFast("triton_poi_fused_add_0", [x, 3], dict(KEYWORDS)):
+        x.add(1)
+
+
+def test_keyword_inputs_are_in_the_trace_as_torch_writes_them(tmp_path):
+    theirs, ours = both(fast_launch, record_shapes=True)
+    (their_launch,) = [e for e in trace_events(theirs, tmp_path / "t.json") if e.get("name") == "triton_poi_fused_add_0"]
+    (our_launch,) = [e for e in trace_events(ours, tmp_path / "o.json") if e.get("name") == "triton_poi_fused_add_0"]
+    assert {key: their_launch["args"][key] for key in KEYWORDS} == KEYWORDS
+    assert {key: our_launch["args"].get(key) for key in KEYWORDS} == KEYWORDS
+    assert our_launch["cat"] == their_launch["cat"] == "user_annotation"  # the "scope" keyword
+    for key in ("Input Dims", "Input type", "Concrete Inputs"):
+        assert our_launch["args"][key] == their_launch["args"][key]
+
+
 # -- Kineto's window markers ----------------------------------------------------------------------
 
 WINDOW_MARKERS = ("PyTorch Profiler (0)", "Iteration Start: PyTorch Profiler", "Record Window End")
