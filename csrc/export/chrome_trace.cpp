@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "analysis/trace_links.h"
 #include "common/json_text.h"
 #include "export/output_file.h"
 
@@ -21,17 +22,6 @@ namespace {
 constexpr size_t kFlushBytes = 1 << 20;
 constexpr int64_t kSpansSortIndex = 0x20000000;  // Kineto's: the "Spans" track below every other
 
-// Python frames numbered from 1 in row order (per thread, in begin order), as torch.profiler
-// numbers its python_function events; 0 for the other ranges.
-std::vector<uint32_t> number_python_frames(const TraceModel& model) {
-  std::vector<uint32_t> ids(model.ranges.size(), 0);
-  uint32_t next = 0;
-  for (size_t i = 0; i < ids.size(); ++i) {
-    if (is_python_frame(model, i)) ids[i] = ++next;
-  }
-  return ids;
-}
-
 // A keyword input's value (its KeywordValue type, then its text) as JSON. A number whose text is
 // not one (a damaged capture) is written as the text.
 void append_keyword_value(std::string& out, std::string_view value) {
@@ -40,12 +30,18 @@ void append_keyword_value(std::string& out, std::string_view value) {
   if (type == KeywordValue::Int) {
     int64_t number = 0;
     const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), number);
-    if (error == std::errc() && end == text.data() + text.size()) return append_int(out, number);
+    if (error == std::errc() && end == text.data() + text.size()) {
+      append_int(out, number);
+      return;
+    }
   } else if (type == KeywordValue::Float) {
     const std::string digits(text);
     char* end = nullptr;
     const double number = std::strtod(digits.c_str(), &end);
-    if (!digits.empty() && end == digits.c_str() + digits.size()) return append_json_number(out, number);
+    if (!digits.empty() && end == digits.c_str() + digits.size()) {
+      append_json_number(out, number);
+      return;
+    }
   } else if (type == KeywordValue::Bool) {
     out += text == "true" ? "true" : "false";
     return;
@@ -64,15 +60,15 @@ void append_keyword_members(std::string& out, const std::vector<StringId>& pairs
   }
 }
 
-// An argument set as JSON object members without braces, named as torch.profiler names them;
-// keys this perfprof does not know (read from a newer one's capture) are left out.
+}  // namespace
+
 std::string arg_members_json(const ArgSet& set, const TraceModel& model) {
   std::string out;
   for (const Arg& arg : set.args) {
     const ArgKeySpec* spec = spec_of(arg.key);
     if (spec == nullptr) continue;
     if (arg.key == ArgKey::KeywordInputs) {
-      append_keyword_members(out, std::get<std::vector<StringId>>(arg.value), model);
+      if (const auto* pairs = std::get_if<std::vector<StringId>>(&arg.value)) append_keyword_members(out, *pairs, model);
       continue;
     }
     if (!out.empty()) out += ',';
@@ -90,6 +86,8 @@ std::string arg_members_json(const ArgSet& set, const TraceModel& model) {
   }
   return out;
 }
+
+namespace {
 
 class ChromeTraceWriter {
  public:
@@ -350,7 +348,7 @@ class ChromeTraceWriter {
     // needs this mark to count the steps as every other output does.
     if (r.flags[i] & kRangeStepTail) fmt::format_to(next_member(), "\"step_tail\":true");
     if (r.correlation[i] != 0) fmt::format_to(next_member(), "\"correlation\":{}", r.correlation[i]);
-    if (const uint64_t external = external_id_of(i)) fmt::format_to(next_member(), "\"External id\":{}", external);
+    if (const uint64_t external = range_external_id(model_, i)) fmt::format_to(next_member(), "\"External id\":{}", external);
     if (r.sequence[i] >= 0) fmt::format_to(next_member(), "\"Sequence number\":{}", r.sequence[i]);
     if (python_ids_[i] != 0) write_python_ids(i);
     if (text_.size() == args_begin_) {
@@ -377,14 +375,6 @@ class ChromeTraceWriter {
     } else {
       append_int(text_, python_ids_[static_cast<size_t>(parent)]);
     }
-  }
-
-  // "External id" links host ranges, the CUDA calls made inside them and the GPU work those
-  // launched (as in torch.profiler traces). Written only when GPU collection ran.
-  uint64_t external_id_of(size_t i) const {
-    const RangeTable& r = model_.ranges;
-    if (!model_.gpu.collected) return 0;
-    return r.correlation[i] != 0 ? r.external_id[i] : r.id[i];
   }
 
   // ---- GPU ----------------------------------------------------------------------------------
@@ -519,9 +509,9 @@ class ChromeTraceWriter {
   // as torch writes it), ids counted from 1.
   void write_forward_backward_flows() {
     const RangeTable& r = model_.ranges;
-    uint64_t id = 0;
-    for (const ForwardBackwardLink& link : model_.forward_backward) {
-      ++id;
+    for (size_t l = 0; l < model_.forward_backward.size(); ++l) {
+      const ForwardBackwardLink& link = model_.forward_backward[l];
+      const uint64_t id = forward_backward_flow_id(l);
       begin_event("s", r.begin_ns[link.forward]);
       fmt::format_to(std::back_inserter(text_), R"("cat":"fwdbwd","name":"fwdbwd","id":{},{}}})", id,
                      track_ids_[r.track[link.forward]]);
@@ -551,20 +541,6 @@ class ChromeTraceWriter {
                      d.max_shared_memory_per_block);
     }
     text_ += ']';
-  }
-
-  static const char* gpu_category(GpuActivityKind kind) {
-    switch (kind) {
-      case GpuActivityKind::Kernel: return "kernel";
-      case GpuActivityKind::Memcpy: return "gpu_memcpy";
-      case GpuActivityKind::Memset: return "gpu_memset";
-      case GpuActivityKind::Synchronization: return "cuda_sync";
-      case GpuActivityKind::MemoryAlloc:
-      case GpuActivityKind::MemoryFree: return "gpu_memory";
-      case GpuActivityKind::GraphLaunch: return "cuda_graph";
-      case GpuActivityKind::UserAnnotation: return "gpu_user_annotation";
-    }
-    return "gpu";
   }
 
   // Each distinct string is escaped once per export, however many events use it.

@@ -93,6 +93,83 @@ def test_operators_stay_operators_and_torch_is_given_back_its_record_function(tm
     assert "aten::mul" in operators
 
 
+# -- events(): torch 2.13's FunctionEvent fields ---------------------------------------------------
+
+# Fields whose values are the same under both profilers, event for event.
+SAME_FIELDS = ("structured_input_shapes", "input_dtypes", "concrete_inputs", "kwinputs", "activity_type",
+               "is_python_function", "flow_type", "flow_start", "device_index", "is_user_annotation")
+
+
+def training_step() -> None:
+    """Forward and backward (fwdbwd flows), a tensor list input, scalars of each kind, and a
+    launch with keyword inputs."""
+    x = torch.ones(4, requires_grad=True)
+    y = (x * 2).sum()
+    y.backward()
+    torch.cat([x, x]).clamp(min=0.5, max=3).div(2, rounding_mode="floor")
+    fast_launch()
+
+
+def operator_events(prof: Any) -> Dict[tuple, Any]:
+    """The operator and annotation events by (name, how many of that name came before)."""
+    seen: Dict[str, int] = {}
+    events = {}
+    for event in prof.events():
+        if event.activity_type in ("cpu_op", "user_annotation"):
+            events[(event.name, seen.get(event.name, 0))] = event
+            seen[event.name] = seen.get(event.name, 0) + 1
+    return events
+
+
+@pytest.mark.parametrize("options", [{}, {"record_shapes": True}], ids=["operators", "shapes"])
+def test_events_have_torchs_fields_with_torchs_values(options):
+    theirs, ours = both(training_step, **options)
+    their_events, our_events = operator_events(theirs), operator_events(ours)
+    assert their_events.keys() == our_events.keys()
+    # Without record_shapes perfprof records no autograd sequence numbers, so no fwdbwd flows
+    # (docs/trace_format.md); torch does.
+    fields = SAME_FIELDS if options else tuple(f for f in SAME_FIELDS if not f.startswith("flow_"))
+    for key, their_event in their_events.items():
+        assert {field: getattr(our_events[key], field) for field in fields} == \
+            {field: getattr(their_event, field) for field in fields}, key
+    if options:
+        assert their_events[("aten::cat", 0)].structured_input_shapes == [[[4], [4]], []]
+        assert their_events[("aten::clamp", 0)].concrete_inputs == [None, 0.5, 3]
+        assert their_events[("triton_poi_fused_add_0", 0)].kwinputs == KEYWORDS
+
+
+def test_each_forward_and_backward_pair_shares_a_flow_as_in_torch():
+    theirs, ours = both(training_step, record_shapes=True)
+
+    def pairs(prof):
+        flows: Dict[int, Dict[bool, str]] = {}
+        for event in prof.events():
+            if event.flow_type == 1:
+                flows.setdefault(event.flow_id, {})[event.flow_start] = event.name
+        return sorted((ends[True], ends[False]) for ends in flows.values())
+
+    assert pairs(ours) == pairs(theirs) == [("aten::mul", "MulBackward0"), ("aten::sum", "SumBackward0")]
+
+
+def test_the_events_ids_are_those_of_the_trace(tmp_path):
+    """python_id and the fwdbwd flow ids read the same in events() as in the Chrome trace."""
+    ours = profiled(perfprof, training_step, record_shapes=True, with_stack=True)
+    trace = trace_events(ours, tmp_path / "t.json")
+    python_ids = {(event["tid"], round(event["ts"], 3), event["name"]): event["args"]["Python id"]
+                  for event in trace if event.get("cat") == "python_function" and event["ph"] in ("X", "b")}
+    frames = [event for event in ours.events() if event.is_python_function]
+    assert frames and len(frames) == len(python_ids)
+    assert {(e.thread, round(e.time_range.start, 3), e.name): e.python_id for e in frames} == python_ids
+    flow_ends = {(event["id"], event["ph"] == "s"): (event["tid"], round(event["ts"], 3))
+                 for event in trace if event.get("cat") == "fwdbwd"}
+    linked = [event for event in ours.events() if event.flow_type == 1]
+    assert linked and len(linked) == len(flow_ends)
+    for event in linked:
+        assert flow_ends[(event.flow_id, event.flow_start)] == (event.thread, round(event.time_range.start, 3))
+    assert all(event.python_id == -1 and not event.is_python_function for event in ours.events()
+               if event.activity_type != "python_function")
+
+
 # -- _RecordFunctionFast's keyword inputs -------------------------------------------------------------
 
 KEYWORDS = {"grid": "grid(4,)", "stream": 7, "num_warps": 4, "kernel_num_gb": 0.25, "flag": True, "scope": "user_scope"}
