@@ -170,6 +170,43 @@ def test_the_events_ids_are_those_of_the_trace(tmp_path):
                if event.activity_type != "python_function")
 
 
+def test_gpu_events_ids_flows_and_devices_are_those_of_the_trace(tmp_path):
+    """With GPU collection (the CUPTI test double): each event's external_id, ac2g flow, category
+    and device_index are its trace event's (External id, the flow's id, cat, the GPU's pid)."""
+    from fake_cupti import run
+
+    result = run("""
+import perfprof
+with perfprof.profile(activities=[perfprof.ProfilerActivity.CPU, perfprof.ProfilerActivity.CUDA]) as prof:
+    with perfprof.record_function("train step"):
+        kernel("gemm_kernel", device=0)
+        kernel("relu_kernel", device=0, stream=9)
+path = os.path.join(os.environ["TMP"], "trace.json")
+prof.export_chrome_trace(path)
+fields = [[e.name, e.activity_type, e.external_id, e.flow_id, e.flow_type, e.flow_start, e.device_index,
+           e.device_type] for e in prof.events()]
+print(json.dumps({"trace": load_trace(path), "events": fields, "pid": os.getpid()}))
+""", tmp_path)
+    trace = result["trace"]["traceEvents"]
+    events = {name: dict(zip(("cat", "external", "flow", "type", "start", "device", "device_type"), rest))
+              for name, *rest in result["events"]}
+    (step,) = [e for e in trace if e.get("name") == "train step"]
+    assert events["train step"]["external"] == step["args"]["External id"] != 0
+    assert events["train step"]["device"] == result["pid"]
+    flows = {(e["id"], e["ph"]) for e in trace if e.get("cat") == "ac2g"}
+    for name in ("gemm_kernel", "relu_kernel"):
+        (kernel,) = [e for e in trace if e.get("name") == name]
+        event = events[name]
+        assert (event["cat"], event["device_type"], event["device"]) == ("kernel", "CUDA", kernel["pid"])
+        assert event["external"] == kernel["args"]["External id"] == step["args"]["External id"]
+        assert (event["type"], event["start"]) == (2, False) and (event["flow"], "f") in flows
+        assert event["flow"] == kernel["args"]["correlation"]
+    launches = [e for e in trace if e.get("cat") == "cuda_runtime"]
+    assert len(launches) == 2
+    assert {(e["args"]["correlation"], "s") for e in launches} <= flows
+    assert events["cudaLaunchKernel"]["type"] == 2 and events["cudaLaunchKernel"]["start"] is True
+
+
 # -- _RecordFunctionFast's keyword inputs -------------------------------------------------------------
 
 KEYWORDS = {"grid": "grid(4,)", "stream": 7, "num_warps": 4, "kernel_num_gb": 0.25, "flag": True, "scope": "user_scope"}
