@@ -18,6 +18,7 @@
 #include "analysis/op_annotations.h"
 #include "analysis/profiler_steps.h"
 #include "bindings/fast_calls.h"
+#include "bindings/user_scope_enter.h"
 #include "python_hooks/gc_monitor.h"
 #include "python_hooks/module_calls.h"
 #include "python_hooks/python_tracer.h"
@@ -41,7 +42,6 @@
 #include "schedule/step_controller.h"
 #include "telemetry/nvml_library.h"
 #include "telemetry/telemetry_collector.h"
-#include "torch_hooks/operator_ranges.h"
 #include "torch_hooks/profiler_stubs.h"
 #include "trace/trace_builder.h"
 
@@ -707,11 +707,9 @@ PYBIND11_MODULE(_core, m) {
     return install_torch_profiler_stubs(libtorch_cpu_path);
   }, py::arg("libtorch_cpu_path"),
   "Route torch's ITT/NVTX operator ranges to the recorder; returns why not, or ''.");
-  m.def("torch_user_scope_begins", &user_scope_begins, py::arg("begins"),
-        "True: the operator range torch's ITT/NVTX observers report next on this thread is a user\n"
-        "annotation (torch.profiler.record_function's); False: no longer.");
 
   add_torch_results(m);
-  if (!add_fast_calls(m.ptr()) || !add_python_tracer(m.ptr()) || !add_gc_monitor(m.ptr()) ||
+  if (!add_fast_calls(m.ptr()) || !add_user_scope_enter(m.ptr()) || !add_python_tracer(m.ptr()) ||
+      !add_gc_monitor(m.ptr()) ||
       !add_module_calls(m.ptr())) throw py::error_already_set();
 }

@@ -76,10 +76,6 @@ def filter_mstx_domains(include: Sequence[str], exclude: Sequence[str]) -> None:
 def install_torch_profiler_stubs(libtorch_cpu_path: str) -> str:
     """Route torch's ITT/NVTX operator ranges to the recorder; returns why not, or ''."""
 
-def torch_user_scope_begins(begins: bool) -> None:
-    """True: the operator range torch's ITT/NVTX observers report next on this thread is a user
-    annotation (torch.profiler.record_function's); False: no longer."""
-
 # -- Hot per-event calls (fast_calls.cpp) -----------------------------------------------------------
 
 def annotation_begin(name: str, args: str | None = None) -> int:
@@ -499,6 +495,20 @@ class ModuleCallWrapper:
     def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
     def __get__(self, instance: object, owner: type | None = None, /) -> Any:
         """Bound to a module like a function; read on a class, what `replaced` gives there."""
+
+@final
+class UserScopeEnter:
+    """Stands in for torch.profiler.record_function.__enter__: calls `replaced`, the range it begins
+    filed as a user annotation."""
+
+    def __new__(cls, replaced: Callable[..., Any]) -> Self: ...
+    @property
+    def replaced(self) -> Callable[..., Any]:
+        """The __enter__ this one calls."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
+    def __get__(self, instance: object, owner: type | None = None, /) -> Any:
+        """Bound to a record_function like a function; read on a class, what `replaced` gives there."""
 
 def module_calls_capture(on: bool, /) -> None:
     """Whether ModuleCallWrapper records module ranges on the calling thread."""

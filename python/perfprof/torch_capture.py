@@ -89,7 +89,7 @@ _kineto_thread: Optional[int] = None  # the thread using torch's own profiler st
 _module_call_users = 0
 _module_call_wrapper: Optional[_core.ModuleCallWrapper] = None
 _record_function_users = 0
-_record_function_enter: Any = None  # perfprof's wrapper of torch.profiler.record_function.__enter__
+_record_function_enter: Optional[_core.UserScopeEnter] = None  # stands in for record_function.__enter__
 _profiler_flag_threads: Set[int] = set()  # threads capturing operators, for torch's "profiler enabled" flag
 _abandoned_threads: Set[int] = set()  # threads whose capture a profiler stopped on another thread left on
 _profiler_flag_set_here = False  # perfprof, not torch.profiler, set that flag
@@ -514,23 +514,10 @@ def release_module_call_wrapper() -> None:
 # -- torch.profiler.record_function ---------------------------------------------------------------
 # torch's ITT/NVTX observers report a name only, and torch.profiler files the ranges
 # record_function opens (RecordScope::USER_SCOPE) under user_annotation, operators under cpu_op.
-# While some thread captures operators, record_function.__enter__ is wrapped to tell the stubs
-# that the range begun inside it is a user annotation. (torch's own collection, used for exact
-# inputs, knows the scope: the wrapper changes nothing there.)
-
-def _user_scope_enter(enter: Any) -> Any:
-    """`enter` (record_function's __enter__) telling perfprof's stubs, on its thread, that the
-    operator range begun inside it is a user annotation."""
-    def __enter__(self: Any) -> Any:
-        _core.torch_user_scope_begins(True)
-        try:
-            return enter(self)
-        finally:
-            _core.torch_user_scope_begins(False)
-
-    __enter__.replaced = enter  # type: ignore[attr-defined]
-    return __enter__
-
+# While some thread captures operators, record_function.__enter__ is wrapped (_core.UserScopeEnter,
+# in C: no Python frame of perfprof's for with_stack to see) to tell the stubs that the range
+# begun inside it is a user annotation. (torch's own collection, used for exact inputs, knows the
+# scope: the wrapper changes nothing there.)
 
 def use_record_function_wrapper() -> None:
     """Wrap ``torch.autograd.profiler.record_function.__enter__`` (counted: one release each)."""
@@ -540,7 +527,7 @@ def use_record_function_wrapper() -> None:
     with _lock:
         _record_function_users += 1
         if record_function.__dict__["__enter__"] is not _record_function_enter:
-            _record_function_enter = _user_scope_enter(record_function.__dict__["__enter__"])
+            _record_function_enter = _core.UserScopeEnter(record_function.__dict__["__enter__"])
             record_function.__enter__ = _record_function_enter
 
 
