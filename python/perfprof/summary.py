@@ -155,7 +155,8 @@ class FunctionEvent(_EventTimes):
 
     torch 2.13's other fields read what the Chrome trace writes for the event: with
     ``record_shapes``, ``structured_input_shapes`` (``Input Dims``: a tensor list's shapes
-    included), ``input_dtypes`` (``Input type``), ``concrete_inputs`` (``Concrete Inputs`` as
+    included), ``structured_input_strides`` (``Input Strides``), ``input_dtypes`` (``Input
+    type``), ``concrete_inputs`` (``Concrete Inputs`` as
     Python values, None for a tensor) and ``kwinputs`` (the keyword inputs of
     ``torch._C._profiler._RecordFunctionFast``); ``activity_type`` (its ``cat``),
     ``is_python_function``, ``python_id`` (``Python id``, -1 for none), ``external_id``
@@ -192,6 +193,7 @@ class FunctionEvent(_EventTimes):
     is_legacy: bool = False
     overload_name: str = ""
     structured_input_shapes: List[Any] = field(default_factory=list)
+    structured_input_strides: List[Any] = field(default_factory=list)
     input_dtypes: List[str] = field(default_factory=list)
     concrete_inputs: List[Any] = field(default_factory=list)
     kwinputs: Dict[str, Any] = field(default_factory=dict)
@@ -470,7 +472,8 @@ def _trace_fields(row: Mapping[str, Any]) -> Dict[str, Any]:
     flow and category), under torch's names."""
     args = json.loads(row["args"])
     flow_id, flow_type, flow_start = row["flow"]
-    return {"structured_input_shapes": args.get("Input Dims", []), "input_dtypes": args.get("Input type", []),
+    return {"structured_input_shapes": args.get("Input Dims", []),
+            "structured_input_strides": args.get("Input Strides", []), "input_dtypes": args.get("Input type", []),
             "concrete_inputs": [_concrete_value(text) for text in args.get("Concrete Inputs", [])],
             "kwinputs": json.loads(row["kwinputs"]), "activity_type": row["category"] or None,
             "is_python_function": row["category"] == "python_function", "python_id": row["python_id"],

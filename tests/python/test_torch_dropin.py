@@ -96,7 +96,7 @@ def test_operators_stay_operators_and_torch_is_given_back_its_record_function(tm
 # -- events(): torch 2.13's FunctionEvent fields ---------------------------------------------------
 
 # Fields whose values are the same under both profilers, event for event.
-SAME_FIELDS = ("structured_input_shapes", "input_dtypes", "concrete_inputs", "kwinputs", "activity_type",
+SAME_FIELDS = ("structured_input_shapes", "structured_input_strides", "input_dtypes", "concrete_inputs", "kwinputs", "activity_type",
                "is_python_function", "flow_type", "flow_start", "device_index", "is_user_annotation")
 
 
