@@ -151,6 +151,15 @@ class ListedEvents {
 
   const FunctionEvents& events() const { return events_; }
 
+  // The GPU activity (index in model.gpu.activities) an event visited at `position` is, if it is
+  // one: visit_device_activities numbers them after the ranges.
+  static std::optional<size_t> activity_of(const TraceModel& model, const ListPosition& position) {
+    const size_t seen = std::get<2>(position);
+    const size_t ranges = model.ranges.size();
+    if (seen < ranges || seen >= ranges + model.gpu.activities.size()) return std::nullopt;
+    return seen - ranges;
+  }
+
   EventPlace place_of(int64_t source) const {
     if (source < 0) return {};
     const auto row = static_cast<size_t>(source);
@@ -253,6 +262,9 @@ std::vector<FunctionEventRow> function_event_list(const TraceModel& model, const
   std::vector<std::pair<ListPosition, FunctionEventRow>> events;
   std::unordered_map<int64_t, size_t> event_of_range;  // range row -> its entry in `events`
   const RangeTable& r = model.ranges;
+  const std::vector<uint32_t> python_ids = number_python_frames(model);
+  const std::vector<FlowEnd> range_flows = range_flow_ends(model);
+  const std::vector<FlowEnd> activity_flows = activity_flow_ends(model);
   listed.for_each([&](const RowKey& key, const ListPosition& position, const EventTotals& totals, int64_t range) {
     FunctionEventRow event;
     event.totals = new_row(model, key);
@@ -264,7 +276,22 @@ std::vector<FunctionEventRow> function_event_list(const TraceModel& model, const
       event.os_tid = model.threads[r.track[row]].os_tid;
       event.async = listed.place_of(range).async;
       event.sequence = r.sequence[row];
+      event.category = category_name(r.kind[row]);
+      event.args = r.args[row];
+      event.device_index = model.pid;
+      event.external_id = range_external_id(model, row);
+      event.python_id = python_ids[row] != 0 ? int64_t{python_ids[row]} : -1;
+      event.flow = range_flows[row];
       event_of_range.emplace(range, events.size());
+    } else if (const std::optional<size_t> activity = ListedEvents::activity_of(model, position)) {
+      const GpuActivity& a = model.gpu.activities[*activity];
+      event.category = gpu_category(a.kind);
+      event.device_index = a.device;
+      event.external_id = model.gpu.external_ids[*activity];
+      event.flow = activity_flows[*activity];
+    } else {  // allocator events outside every host event, written as torch writes them
+      event.category = "cpu_instant_event";
+      event.device_index = model.pid;
     }
     events.emplace_back(position, std::move(event));
   });

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "analysis/trace_links.h"
 #include "trace/trace_model.h"
 
 namespace perfprof {
@@ -67,6 +68,13 @@ struct FunctionEventRow {
   int64_t parent = -1;     // the index in the list of the event it nests in, or -1
   bool async = false;      // ends on another thread than it began on: outside the tree
   int64_t sequence = -1;   // autograd sequence number, -1 for none
+  // What the trace writes for it (trace_links.h), for torch's FunctionEvent fields:
+  std::string_view category;  // "cat": cpu_op, user_annotation, python_function, kernel, cpu_instant_event...
+  ArgSetId args = kNoArgs;    // host events: the range's arguments
+  int64_t device_index = 0;   // host and memory events: the process id (torch's value); device events: the GPU
+  uint64_t external_id = 0;   // "External id", 0 for none
+  int64_t python_id = -1;     // Python frames: "Python id"; else -1
+  FlowEnd flow;               // the fwdbwd or ac2g flow it starts or ends
 };
 
 // torch's list of events (prof.events()), in its order: by begin, longer events first.

@@ -18,6 +18,7 @@
 #include "analysis/op_annotations.h"
 #include "analysis/profiler_steps.h"
 #include "bindings/fast_calls.h"
+#include "bindings/user_scope_enter.h"
 #include "python_hooks/gc_monitor.h"
 #include "python_hooks/module_calls.h"
 #include "python_hooks/python_tracer.h"
@@ -32,6 +33,7 @@
 #include "cupti/cupti_library.h"
 #include "cupti/kernel_metrics_collector.h"
 #include "cupti/range_profiler.h"
+#include "export/chrome_trace.h"
 #include "export/exporters.h"
 #include "import/trace_import.h"
 #include "memory/timeline.h"
@@ -209,6 +211,22 @@ py::list function_event_rows(const Trace& trace, int stack_frames, bool python_f
     py::gil_scoped_release release;
     events = function_event_list(trace.model(), {true, stack_frames, python_functions});
   }
+  // Each distinct argument set as the JSON objects of its events' trace "args" and of its keyword
+  // inputs alone (members of "args" too), written once.
+  std::unordered_map<ArgSetId, py::tuple> args_json;
+  const auto args_of = [&](ArgSetId id) {
+    const auto [found, inserted] = args_json.try_emplace(id);
+    if (inserted) {
+      const ArgSet& set = trace.model().args(id);
+      ArgSet keywords;
+      if (const auto* pairs = set.find<std::vector<StringId>>(ArgKey::KeywordInputs)) {
+        keywords.args.push_back({ArgKey::KeywordInputs, *pairs});
+      }
+      found->second = py::make_tuple("{" + arg_members_json(set, trace.model()) + "}",
+                                     "{" + arg_members_json(keywords, trace.model()) + "}");
+    }
+    return found->second;
+  };
   py::list out;
   for (const FunctionEventRow& event : events) {
     py::dict fields = key_average_fields(event.totals);
@@ -218,6 +236,14 @@ py::list function_event_rows(const Trace& trace, int stack_frames, bool python_f
     fields["parent"] = event.parent;
     fields["async"] = event.async;
     fields["sequence"] = event.sequence;
+    fields["category"] = event.category;
+    const py::tuple args = args_of(event.args);
+    fields["args"] = args[0];
+    fields["kwinputs"] = args[1];
+    fields["device_index"] = event.device_index;
+    fields["external_id"] = event.external_id;
+    fields["python_id"] = event.python_id;
+    fields["flow"] = py::make_tuple(event.flow.id, event.flow.type, event.flow.start);
     out.append(std::move(fields));
   }
   return out;
@@ -406,7 +432,9 @@ PYBIND11_MODULE(_core, m) {
       .def("function_events", &function_event_rows, py::arg("stack_frames") = 0, py::arg("python_functions") = true,
            "torch.profiler's events one by one, in its order: dicts of the KeyAverageRow fields (count\n"
            "1, input shapes, the innermost stack_frames Python frames) and tid, begin_ns, end_ns,\n"
-           "parent (index in the list, -1 for none), async, sequence (-1 for none).")
+           "parent (index in the list, -1 for none), async, sequence (-1 for none), and as the Chrome\n"
+           "trace writes the event: category, args and kwinputs (JSON objects), device_index, external_id,\n"
+           "python_id (-1 for none) and flow (id, type, start: (0, 0, False) for none).")
       .def("export_stacks", &export_folded_stacks, py::arg("path"), py::arg("device_metric") = false,
            "Write self times per stack in the folded format FlameGraph and speedscope read.")
       .def_property_readonly("num_memory_events", [](const Trace& t) { return t.model().memory.events.allocations.size(); })
@@ -689,6 +717,7 @@ PYBIND11_MODULE(_core, m) {
   "Route torch's ITT/NVTX operator ranges to the recorder; returns why not, or ''.");
 
   add_torch_results(m);
-  if (!add_fast_calls(m.ptr()) || !add_python_tracer(m.ptr()) || !add_gc_monitor(m.ptr()) ||
+  if (!add_fast_calls(m.ptr()) || !add_user_scope_enter(m.ptr()) || !add_python_tracer(m.ptr()) ||
+      !add_gc_monitor(m.ptr()) ||
       !add_module_calls(m.ptr())) throw py::error_already_set();
 }

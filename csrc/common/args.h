@@ -56,7 +56,15 @@ enum class ArgKey : uint8_t {
   DataType = 18,          // Text: the elements' type ("Float")
   ProcessGroupName = 19,  // Text
   ProcessGroupRanks = 20, // Text: the group's ranks as torch writes them ("[0, 1]")
+  // Texts: an operator's keyword inputs (torch._C._profiler._RecordFunctionFast's, which
+  // torch.compile's Triton launchers record: "grid", "stream", "scope"...), as pairs of texts:
+  // the name, then the value, a KeywordValue character followed by the value's text ("i128",
+  // "sgrid(4,)"). Written as members of their own, one per name, as torch.profiler writes them.
+  KeywordInputs = 21,
 };
+
+// The type of a keyword input's value: the first character of its text (ArgKey::KeywordInputs).
+enum class KeywordValue : char { Text = 's', Int = 'i', Float = 'f', Bool = 'b' };
 
 struct ArgKeySpec {
   ArgKey key;
@@ -86,6 +94,7 @@ inline constexpr ArgKeySpec kArgKeys[] = {
     {ArgKey::DataType, ArgType::Text, "dtype"},
     {ArgKey::ProcessGroupName, ArgType::Text, "Process Group Name"},
     {ArgKey::ProcessGroupRanks, ArgType::Text, "Process Group Ranks"},
+    {ArgKey::KeywordInputs, ArgType::Texts, "kwinputs"},
 };
 
 // The spec of `key`, or null for a number no key has (a capture from a newer perfprof).

@@ -1,6 +1,8 @@
 #include "export/chrome_trace.h"
 
 #include <algorithm>
+#include <charconv>
+#include <cstdlib>
 #include <cmath>
 #include <iterator>
 #include <set>
@@ -10,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "analysis/trace_links.h"
 #include "common/json_text.h"
 #include "export/output_file.h"
 
@@ -17,25 +20,57 @@ namespace perfprof {
 namespace {
 
 constexpr size_t kFlushBytes = 1 << 20;
+constexpr int64_t kSpansSortIndex = 0x20000000;  // Kineto's: the "Spans" track below every other
 
-// Python frames numbered from 1 in row order (per thread, in begin order), as torch.profiler
-// numbers its python_function events; 0 for the other ranges.
-std::vector<uint32_t> number_python_frames(const TraceModel& model) {
-  std::vector<uint32_t> ids(model.ranges.size(), 0);
-  uint32_t next = 0;
-  for (size_t i = 0; i < ids.size(); ++i) {
-    if (is_python_frame(model, i)) ids[i] = ++next;
+// A keyword input's value (its KeywordValue type, then its text) as JSON. A number whose text is
+// not one (a damaged capture) is written as the text.
+void append_keyword_value(std::string& out, std::string_view value) {
+  const std::string_view text = value.empty() ? value : value.substr(1);
+  const auto type = static_cast<KeywordValue>(value.empty() ? '\0' : value[0]);
+  if (type == KeywordValue::Int) {
+    int64_t number = 0;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), number);
+    if (error == std::errc() && end == text.data() + text.size()) {
+      append_int(out, number);
+      return;
+    }
+  } else if (type == KeywordValue::Float) {
+    const std::string digits(text);
+    char* end = nullptr;
+    const double number = std::strtod(digits.c_str(), &end);
+    if (!digits.empty() && end == digits.c_str() + digits.size()) {
+      append_json_number(out, number);
+      return;
+    }
+  } else if (type == KeywordValue::Bool) {
+    out += text == "true" ? "true" : "false";
+    return;
   }
-  return ids;
+  append_json_string(out, text);
 }
 
-// An argument set as JSON object members without braces, named as torch.profiler names them;
-// keys this perfprof does not know (read from a newer one's capture) are left out.
+// Keyword inputs (name, value, name, value...) as one member per name, as torch.profiler writes
+// them; a name without its value (a damaged capture) is left out.
+void append_keyword_members(std::string& out, const std::vector<StringId>& pairs, const TraceModel& model) {
+  for (size_t i = 0; i + 1 < pairs.size(); i += 2) {
+    if (!out.empty()) out += ',';
+    append_json_string(out, model.str(pairs[i]));
+    out += ':';
+    append_keyword_value(out, model.str(pairs[i + 1]));
+  }
+}
+
+}  // namespace
+
 std::string arg_members_json(const ArgSet& set, const TraceModel& model) {
   std::string out;
   for (const Arg& arg : set.args) {
     const ArgKeySpec* spec = spec_of(arg.key);
     if (spec == nullptr) continue;
+    if (arg.key == ArgKey::KeywordInputs) {
+      if (const auto* pairs = std::get_if<std::vector<StringId>>(&arg.value)) append_keyword_members(out, *pairs, model);
+      continue;
+    }
     if (!out.empty()) out += ',';
     append_json_string(out, spec->name);
     out += ':';
@@ -51,6 +86,8 @@ std::string arg_members_json(const ArgSet& set, const TraceModel& model) {
   }
   return out;
 }
+
+namespace {
 
 class ChromeTraceWriter {
  public:
@@ -83,6 +120,7 @@ class ChromeTraceWriter {
     for (size_t i = 0; i < model_.instants.size(); ++i) write_instant(i);
     for (size_t i = 0; i < model_.memory.events.allocations.size(); ++i) write_memory_event(i);
     for (size_t i = 0; i < model_.counters.size();) i = write_counters(i);
+    write_window_markers();
     text_ += "\n  ],\n  \"traceName\": ";
     append_json_string(text_, path);
     text_ += "\n}\n";
@@ -247,6 +285,27 @@ class ChromeTraceWriter {
     text_ += "}}";
   }
 
+  // The window as Kineto marks it at the end of every torch.profiler trace, for the tools that
+  // find the recorded window by these markers: a "PyTorch Profiler (0)" span on a "Spans" track
+  // (sorted last), "Iteration Start: PyTorch Profiler" at its begin and "Record Window End" at
+  // its end (global instants). Kineto numbers the span by iteration, 0 in every torch.profiler
+  // trace, and counts no operators in it ("Op count").
+  void write_window_markers() {
+    const int64_t begin = model_.window_begin_ns;
+    const int64_t end = std::max(model_.window_end_ns, begin);
+    begin_event("X", begin);
+    text_ += R"json("cat":"Trace","name":"PyTorch Profiler (0)","pid":"Spans","tid":"PyTorch Profiler","dur":)json";
+    append_ns_as_us(text_, end - begin);
+    text_ += R"(,"args":{"Op count":0}})";
+    begin_event("M", begin);
+    fmt::format_to(std::back_inserter(text_), R"("name":"process_sort_index","pid":"Spans","tid":0,"args":{{"sort_index":{}}}}})",
+                   kSpansSortIndex);
+    begin_event("i", begin);
+    text_ += R"("s":"g","name":"Iteration Start: PyTorch Profiler","pid":"Traces","tid":"Trace PyTorch Profiler"})";
+    begin_event("i", end);
+    text_ += R"("s":"g","name":"Record Window End","pid":"","tid":""})";
+  }
+
   // `{"ph":"X","ts":123.456,` with the separator from the previous event.
   void begin_event(const char* phase, int64_t ts_ns) {
     if (text_.size() >= kFlushBytes) flush();
@@ -289,7 +348,7 @@ class ChromeTraceWriter {
     // needs this mark to count the steps as every other output does.
     if (r.flags[i] & kRangeStepTail) fmt::format_to(next_member(), "\"step_tail\":true");
     if (r.correlation[i] != 0) fmt::format_to(next_member(), "\"correlation\":{}", r.correlation[i]);
-    if (const uint64_t external = external_id_of(i)) fmt::format_to(next_member(), "\"External id\":{}", external);
+    if (const uint64_t external = range_external_id(model_, i)) fmt::format_to(next_member(), "\"External id\":{}", external);
     if (r.sequence[i] >= 0) fmt::format_to(next_member(), "\"Sequence number\":{}", r.sequence[i]);
     if (python_ids_[i] != 0) write_python_ids(i);
     if (text_.size() == args_begin_) {
@@ -316,14 +375,6 @@ class ChromeTraceWriter {
     } else {
       append_int(text_, python_ids_[static_cast<size_t>(parent)]);
     }
-  }
-
-  // "External id" links host ranges, the CUDA calls made inside them and the GPU work those
-  // launched (as in torch.profiler traces). Written only when GPU collection ran.
-  uint64_t external_id_of(size_t i) const {
-    const RangeTable& r = model_.ranges;
-    if (!model_.gpu.collected) return 0;
-    return r.correlation[i] != 0 ? r.external_id[i] : r.id[i];
   }
 
   // ---- GPU ----------------------------------------------------------------------------------
@@ -458,9 +509,9 @@ class ChromeTraceWriter {
   // as torch writes it), ids counted from 1.
   void write_forward_backward_flows() {
     const RangeTable& r = model_.ranges;
-    uint64_t id = 0;
-    for (const ForwardBackwardLink& link : model_.forward_backward) {
-      ++id;
+    for (size_t l = 0; l < model_.forward_backward.size(); ++l) {
+      const ForwardBackwardLink& link = model_.forward_backward[l];
+      const uint64_t id = forward_backward_flow_id(l);
       begin_event("s", r.begin_ns[link.forward]);
       fmt::format_to(std::back_inserter(text_), R"("cat":"fwdbwd","name":"fwdbwd","id":{},{}}})", id,
                      track_ids_[r.track[link.forward]]);
@@ -490,20 +541,6 @@ class ChromeTraceWriter {
                      d.max_shared_memory_per_block);
     }
     text_ += ']';
-  }
-
-  static const char* gpu_category(GpuActivityKind kind) {
-    switch (kind) {
-      case GpuActivityKind::Kernel: return "kernel";
-      case GpuActivityKind::Memcpy: return "gpu_memcpy";
-      case GpuActivityKind::Memset: return "gpu_memset";
-      case GpuActivityKind::Synchronization: return "cuda_sync";
-      case GpuActivityKind::MemoryAlloc:
-      case GpuActivityKind::MemoryFree: return "gpu_memory";
-      case GpuActivityKind::GraphLaunch: return "cuda_graph";
-      case GpuActivityKind::UserAnnotation: return "gpu_user_annotation";
-    }
-    return "gpu";
   }
 
   // Each distinct string is escaped once per export, however many events use it.

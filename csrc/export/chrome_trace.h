@@ -23,4 +23,8 @@ struct ChromeTraceOptions {
 // std::runtime_error naming the path on I/O errors; the target is then left untouched.
 void write_chrome_trace(const AnalysedTrace& trace, const std::string& path, const ChromeTraceOptions& options);
 
+// An argument set of `model` as the members of an event's "args" (without the braces), named
+// and written as the trace writes them; keys this perfprof does not know are left out.
+std::string arg_members_json(const ArgSet& set, const TraceModel& model);
+
 }  // namespace perfprof

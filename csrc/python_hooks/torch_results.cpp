@@ -121,6 +121,26 @@ std::optional<std::string> concrete_input_text(py::handle value) {
   return text;
 }
 
+// A keyword input's value as its KeywordValue type and its text; nothing for another kind of value.
+std::optional<std::string> keyword_value_text(py::handle value) {
+  PyObject* object = value.ptr();
+  if (PyBool_Check(object)) return fmt::format("{}{}", static_cast<char>(KeywordValue::Bool), object == Py_True);
+  if (PyLong_Check(object)) {
+    const long long number = PyLong_AsLongLong(object);
+    if (number == -1 && PyErr_Occurred()) {
+      PyErr_Clear();  // beyond int64: torch cannot record it either
+      return std::nullopt;
+    }
+    return fmt::format("{}{}", static_cast<char>(KeywordValue::Int), number);
+  }
+  if (PyFloat_Check(object)) return fmt::format("{}{}", static_cast<char>(KeywordValue::Float), PyFloat_AS_DOUBLE(object));
+  if (PyUnicode_Check(object)) {
+    const auto text = utf8_of(value);
+    if (text) return fmt::format("{}{}", static_cast<char>(KeywordValue::Text), *text);
+  }
+  return std::nullopt;
+}
+
 // Reads torch's events into completed ranges. An event whose name, times or thread cannot be
 // read is skipped; an input field that cannot be read is left out of that event's arguments.
 // Both are counted, never fatal: one odd operator must not cost the others.
@@ -202,7 +222,29 @@ class EventImporter {
     add_input_arg(ArgKey::InputStrides, event, m.strides, read_int_tree);
     add_input_arg(ArgKey::ConcreteInputs, event, m.concrete_inputs,
                   [&](py::handle items) { return read_texts(items, concrete_input_text); });
+    add_keyword_inputs(event);
     return args_.empty() ? kNoArgs : global_arg_sets().intern(args_);
+  }
+
+  // The keyword inputs torch recorded (_RecordFunctionFast's: grid, stream, scope...), each
+  // whose value torch.profiler writes as a scalar (a text, an int, a float, a bool), as its name
+  // and its typed text (ArgKey::KeywordInputs). A list of texts, which torch writes too, is left
+  // out.
+  void add_keyword_inputs(py::handle event) {
+    const py::object keywords = fields_.call(event, methods().keyword_inputs);
+    if (!keywords || !PyDict_Check(keywords.ptr()) || PyDict_GET_SIZE(keywords.ptr()) == 0) return;
+    std::vector<StringId> pairs;
+    PyObject* key = nullptr;
+    PyObject* value = nullptr;
+    Py_ssize_t position = 0;
+    while (PyDict_Next(keywords.ptr(), &position, &key, &value)) {
+      const auto name = utf8_of(key);
+      const auto text = keyword_value_text(value);
+      if (!name || !text) continue;
+      pairs.push_back(input_texts_.intern(*name));
+      pairs.push_back(input_texts_.intern(*text));
+    }
+    if (!pairs.empty()) args_.args.push_back({ArgKey::KeywordInputs, std::move(pairs)});
   }
 
   template <typename ReadValue>

@@ -5,6 +5,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 
 #include "record/recorder.h"
 #include "torch_hooks/op_text.h"
@@ -40,13 +41,18 @@ ThreadCaches& thread_caches() {
   return caches;
 }
 
-// The observers give a name, not torch's RecordScope, so the kind torch.profiler would give
-// (its category) is read from the name: the one place a kind is told by a name, because the
-// name is all torch hands over. torch's own record_function scopes ("Optimizer.step#SGD.step",
-// "enumerate(DataLoader)#...") carry a '#' and are user annotations; torch.compile's
-// "## Call CompiledFxGraph <key> ##" ranges carry '#' too, but torch files them under cpu_op
-// (user_annotation only when it records their keyword inputs, with shapes).
-RangeKind kind_of(std::string_view name) {
+// The next range begun on this thread is torch.profiler.record_function's (user_scope_begins).
+thread_local bool user_scope_next = false;
+
+// The observers give a name, not torch's RecordScope, so the kind torch.profiler would give (its
+// category) is told by perfprof's wrapper for torch.profiler.record_function's ranges, and
+// otherwise read from the name, because the name is all torch hands over: torch's own scopes
+// ("Optimizer.step#SGD.step", "enumerate(DataLoader)#...") carry a '#', for a record_function
+// entered where the wrapper is not (TorchScript). torch.compile's "## Call CompiledFxGraph <key> ##"
+// ranges carry '#' too, but torch files them under cpu_op (user_annotation only when it records
+// their keyword inputs, with shapes).
+RangeKind kind_of(std::string_view name, bool user_scope) {
+  if (user_scope) return RangeKind::UserAnnotation;
   const bool compiled_graph = name.substr(0, 3) == "## ";
   return name.find('#') == std::string_view::npos || compiled_graph ? RangeKind::CpuOp : RangeKind::UserAnnotation;
 }
@@ -65,12 +71,13 @@ uint64_t begin_operator(const char* text) noexcept {
   if (text == nullptr) return 0;
   try {
     ThreadCaches& caches = thread_caches();
+    const bool user_scope = std::exchange(user_scope_next, false);
     const OpText op = parse_op_text(text);
     const StringId name = caches.names.get(op.name, intern_name);
     const ArgSetId args = op.sizes.empty() ? kNoArgs : caches.input_dims.get(op.sizes, intern_input_dims);
     const uint64_t id = Recorder::next_range_id();
     Recorder& recorder = Recorder::instance();
-    recorder.begin_range(id, name, kind_of(op.name), args);
+    recorder.begin_range(id, name, kind_of(op.name, user_scope), args);
     if (op.sequence >= 0) recorder.range_sequence(op.sequence);
     return id;
   } catch (...) {
@@ -81,5 +88,7 @@ uint64_t begin_operator(const char* text) noexcept {
 void end_operator(uint64_t id) noexcept {
   Recorder::instance().end_recorded_range(id);
 }
+
+void user_scope_begins(bool begins) noexcept { user_scope_next = begins; }
 
 }  // namespace perfprof

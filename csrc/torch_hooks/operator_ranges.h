@@ -11,4 +11,9 @@ namespace perfprof {
 uint64_t begin_operator(const char* text) noexcept;
 void end_operator(uint64_t id) noexcept;
 
+// The observers hand over a name, not torch's RecordScope. perfprof's wrapper of
+// torch.profiler.record_function's __enter__ says around it (true, then false) that the range
+// begun meanwhile on the calling thread is a user annotation (RecordScope::USER_SCOPE).
+void user_scope_begins(bool begins) noexcept;
+
 }  // namespace perfprof

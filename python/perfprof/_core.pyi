@@ -289,7 +289,9 @@ class Trace(metaclass=_pybind11_type):
     def function_events(self, stack_frames: int = 0, python_functions: bool = True) -> list[dict[str, Any]]:
         """torch.profiler's events one by one, in its order: dicts of the KeyAverageRow fields (count
         1, input shapes, the innermost stack_frames Python frames) and tid, begin_ns, end_ns,
-        parent (index in the list, -1 for none), async, sequence (-1 for none)."""
+        parent (index in the list, -1 for none), async, sequence (-1 for none), and as the Chrome
+        trace writes the event: category, args and kwinputs (JSON objects), device_index, external_id,
+        python_id (-1 for none) and flow (id, type, start: (0, 0, False) for none)."""
     def export_stacks(self, path: str, device_metric: bool = False) -> None:
         """Write self times per stack in the folded format FlameGraph and speedscope read."""
 
@@ -498,6 +500,20 @@ class ModuleCallWrapper:
     def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
     def __get__(self, instance: object, owner: type | None = None, /) -> Any:
         """Bound to a module like a function; read on a class, what `replaced` gives there."""
+
+@final
+class UserScopeEnter:
+    """Stands in for torch.profiler.record_function.__enter__: calls `replaced`, the range it begins
+    filed as a user annotation."""
+
+    def __new__(cls, replaced: Callable[..., Any]) -> Self: ...
+    @property
+    def replaced(self) -> Callable[..., Any]:
+        """The __enter__ this one calls."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
+    def __get__(self, instance: object, owner: type | None = None, /) -> Any:
+        """Bound to a record_function like a function; read on a class, what `replaced` gives there."""
 
 def module_calls_capture(on: bool, /) -> None:
     """Whether ModuleCallWrapper records module ranges on the calling thread."""

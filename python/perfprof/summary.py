@@ -2,6 +2,7 @@
 computed in C++ from the trace model, shown as torch's table."""
 from __future__ import annotations
 
+import ast
 import json
 import math
 import os
@@ -152,6 +153,18 @@ class FunctionEvent(_EventTimes):
     of shapes per input (with ``record_shapes=True``); ``stack`` the Python frames around it,
     innermost first (with ``with_stack=True``); ``sequence_nr`` the autograd sequence number
     (-1 for none).
+
+    torch 2.13's other fields read what the Chrome trace writes for the event: with
+    ``record_shapes``, ``structured_input_shapes`` (``Input Dims``: a tensor list's shapes
+    included), ``structured_input_strides`` (``Input Strides``), ``input_dtypes`` (``Input
+    type``), ``concrete_inputs`` (``Concrete Inputs`` as
+    Python values, None for a tensor) and ``kwinputs`` (the keyword inputs of
+    ``torch._C._profiler._RecordFunctionFast``); ``activity_type`` (its ``cat``),
+    ``is_python_function``, ``python_id`` (``Python id``, -1 for none), ``external_id``
+    (``External id``, written with GPU collection; 0 for none), ``flow_id``/``flow_type``/
+    ``flow_start`` (the ``fwdbwd`` flow, type 1, or ``ac2g`` flow, type 2, it starts or ends;
+    0/0/False for none) and ``device_index`` (the GPU of a device event, the process id of a host
+    event, as torch has it).
     """
 
     id: int
@@ -180,6 +193,19 @@ class FunctionEvent(_EventTimes):
     is_remote: bool = False
     is_legacy: bool = False
     overload_name: str = ""
+    structured_input_shapes: List[Any] = field(default_factory=list)
+    structured_input_strides: List[Any] = field(default_factory=list)
+    input_dtypes: List[str] = field(default_factory=list)
+    concrete_inputs: List[Any] = field(default_factory=list)
+    kwinputs: Dict[str, Any] = field(default_factory=dict)
+    activity_type: Optional[str] = None
+    is_python_function: bool = False
+    python_id: int = -1
+    external_id: int = 0
+    flow_id: int = 0
+    flow_type: int = 0
+    flow_start: bool = False
+    device_index: int = 0
 
     @property
     def key(self) -> str:
@@ -430,7 +456,7 @@ def events_from_core(raw: Sequence[Dict[str, Any]], *, with_flops: bool, with_me
             device_type="CUDA" if row["device"] else "CPU", is_async=row["async"],
             is_user_annotation=row["user_annotation"], sequence_nr=row["sequence"],
             input_shapes=json.loads(row["input_shapes"]) if row["input_shapes"] else [],
-            stack=row["stack"].split("\n") if row["stack"] else [], **_totals(row),
+            stack=row["stack"].split("\n") if row["stack"] else [], **_totals(row), **_trace_fields(row),
         )
         for index, row in enumerate(raw)
     ]
@@ -441,6 +467,36 @@ def events_from_core(raw: Sequence[Dict[str, Any]], *, with_flops: bool, with_me
     with_device = any(event.device_time_total for event in events)
     return EventList(events, with_device=with_device, with_flops=with_flops and any(e.flops for e in events),
                      with_memory=with_memory)
+
+
+def _trace_fields(row: Mapping[str, Any]) -> Dict[str, Any]:
+    """torch's FunctionEvent fields of a core event that its trace event holds (its args, ids,
+    flow and category), under torch's names."""
+    args = json.loads(row["args"])
+    flow_id, flow_type, flow_start = row["flow"]
+    return {"structured_input_shapes": args.get("Input Dims", []),
+            "structured_input_strides": args.get("Input Strides", []), "input_dtypes": args.get("Input type", []),
+            "concrete_inputs": [_concrete_value(text) for text in args.get("Concrete Inputs", [])],
+            "kwinputs": json.loads(row["kwinputs"]), "activity_type": row["category"] or None,
+            "is_python_function": row["category"] == "python_function", "python_id": row["python_id"],
+            "external_id": row["external_id"], "flow_id": flow_id, "flow_type": flow_type, "flow_start": flow_start,
+            "device_index": row["device_index"]}
+
+
+def _concrete_value(text: str) -> Any:
+    """A ``Concrete Inputs`` text as the Python value torch's ``concrete_inputs`` holds: "" (a
+    tensor, or an argument not recorded) None, ``3`` 3, ``2.`` 2.0, ``True`` True, ``[1, 2]``
+    [1, 2], ``inf`` inf; a text that is no Python literal (a string argument) as it is."""
+    if not text:
+        return None
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        pass
+    return float(text) if text in _NON_FINITE else text
+
+
+_NON_FINITE = ("inf", "-inf", "nan")
 
 
 def _totals(row: Mapping[str, Any]) -> Dict[str, Any]:

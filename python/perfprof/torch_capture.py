@@ -70,6 +70,7 @@ class _ThreadState(threading.local):
         self.options: Optional[CaptureOptions] = None  # capturing on this thread
         self.torch_state: Optional[str] = None  # the ProfilerState name switched on here
         self.module_wrapper_used = False
+        self.record_function_wrapper_used = False
         self.window_begin_ns = 0  # operators torch recorded before it are not read
         # What perfprof's state recorded until torch.profiler took the state over on this thread
         # (torch_profiler_starts): read, and kept like stop_thread's results.
@@ -87,6 +88,8 @@ _stubs_error: Optional[str] = None  # None: not tried yet
 _kineto_thread: Optional[int] = None  # the thread using torch's own profiler state
 _module_call_users = 0
 _module_call_wrapper: Optional[_core.ModuleCallWrapper] = None
+_record_function_users = 0
+_record_function_enter: Optional[_core.UserScopeEnter] = None  # stands in for record_function.__enter__
 _profiler_flag_threads: Set[int] = set()  # threads capturing operators, for torch's "profiler enabled" flag
 _abandoned_threads: Set[int] = set()  # threads whose capture a profiler stopped on another thread left on
 _profiler_flag_set_here = False  # perfprof, not torch.profiler, set that flag
@@ -141,6 +144,8 @@ def _start_torch_capture(options: CaptureOptions) -> None:
     if _install_stubs():
         _thread.torch_state = _enable_torch_state(options)
         _use_profiler_flag()
+        use_record_function_wrapper()
+        _thread.record_function_wrapper_used = True
     # With with_stack the Python tracer names module calls, as torch.profiler's does.
     if options.with_modules and not options.with_stack:
         use_module_call_wrapper()
@@ -196,6 +201,9 @@ def stop_thread(window_begin_ns: int = 0) -> Any:
         _core.module_calls_capture(False)
         release_module_call_wrapper()
         _thread.module_wrapper_used = False
+    if _thread.record_function_wrapper_used:
+        release_record_function_wrapper()
+        _thread.record_function_wrapper_used = False
     if options.with_stack:
         _core.python_tracer_uninstall()
     return torch_results
@@ -504,3 +512,35 @@ def release_module_call_wrapper() -> None:
         # calls through (it records nothing on threads that do not capture modules).
         if _module_call_users == 0 and Module.__dict__.get("__call__") is _module_call_wrapper:
             Module.__call__ = _module_call_wrapper.replaced
+
+
+# -- torch.profiler.record_function ---------------------------------------------------------------
+# torch's ITT/NVTX observers report a name only, and torch.profiler files the ranges
+# record_function opens (RecordScope::USER_SCOPE) under user_annotation, operators under cpu_op.
+# While some thread captures operators, record_function.__enter__ is wrapped (_core.UserScopeEnter,
+# in C: no Python frame of perfprof's for with_stack to see) to tell the stubs that the range
+# begun inside it is a user annotation. (torch's own collection, used for exact inputs, knows the
+# scope: the wrapper changes nothing there.)
+
+def use_record_function_wrapper() -> None:
+    """Wrap ``torch.autograd.profiler.record_function.__enter__`` (counted: one release each)."""
+    global _record_function_users, _record_function_enter
+    from torch.autograd.profiler import record_function
+
+    with _lock:
+        _record_function_users += 1
+        if record_function.__dict__["__enter__"] is not _record_function_enter:
+            _record_function_enter = _core.UserScopeEnter(record_function.__dict__["__enter__"])
+            record_function.__enter__ = _record_function_enter
+
+
+def release_record_function_wrapper() -> None:
+    """Give back one use of the wrapper; the last one restores torch's ``__enter__`` (if nobody
+    replaced it after perfprof; otherwise the wrapper stays, telling nothing once nothing captures)."""
+    global _record_function_users
+    from torch.autograd.profiler import record_function
+
+    with _lock:
+        _record_function_users -= 1
+        if _record_function_users == 0 and record_function.__dict__["__enter__"] is _record_function_enter:
+            record_function.__enter__ = _record_function_enter.replaced

@@ -212,6 +212,49 @@ TEST_F(ChromeTrace, TypedArgumentsAreWrittenAsTorchNamesThem) {
             (std::vector<std::string>{"Input Dims", "Input type", "Concrete Inputs", "args", "flops"}));
 }
 
+// _RecordFunctionFast's keyword inputs are members of their own, typed as torch.profiler writes
+// them; a number whose text is not one (a damaged capture) is written as its text.
+TEST_F(ChromeTrace, KeywordInputsAreMembersOfTheirOwn) {
+  ArgSet args;
+  std::vector<StringId> pairs;
+  for (const char* text : {"grid", "sgrid(4,)", "stream", "i7", "kernel_num_gb", "f0.25", "flag", "btrue",
+                           "odd", "i12x", "no value"}) {
+    pairs.push_back(test::intern(text));
+  }
+  args.args.push_back({ArgKey::KeywordInputs, std::move(pairs)});
+  CollectedEvents collected;
+  collected.threads.push_back(thread_events(0, kMainTid, "main", {begin_event(100, 1, "triton_", "cpu_op", args),
+                                                                  end_event(200, 1)}));
+  const std::string path = dir_.file("keywords.json");
+  write_trace(build_trace(capture_of_this_process(std::move(collected), {}, {0, 1'000})), path, ChromeTraceOptions{});
+  const std::string text = read_export(path);
+  EXPECT_NE(text.find(R"json("args":{"grid":"grid(4,)","stream":7,"kernel_num_gb":0.25,"flag":true,"odd":"12x"})json"),
+            std::string::npos)
+      << text;
+}
+
+// Kineto's window markers, at the end of the events: the span over the window, its start and end.
+TEST_F(ChromeTrace, TheWindowIsMarkedAsKinetoMarksIt) {
+  const Json doc = export_and_parse("trace.json");
+  const Json& span = event_of(doc, "X", "PyTorch Profiler (0)");
+  EXPECT_EQ(span.string_at("cat"), "Trace");
+  EXPECT_EQ(span.string_at("pid"), "Spans");
+  EXPECT_EQ(span.string_at("tid"), "PyTorch Profiler");
+  EXPECT_EQ(number_text(span, "ts"), "500.000");  // sample_model's window: 0.5 ms to 9 ms
+  EXPECT_EQ(number_text(span, "dur"), "8500.000");
+  EXPECT_EQ(number_text(span.at("args"), "Op count"), "0");
+  const Json& start = event_of(doc, "i", "Iteration Start: PyTorch Profiler");
+  EXPECT_EQ(start.string_at("s"), "g");
+  EXPECT_EQ(start.string_at("pid"), "Traces");
+  EXPECT_EQ(start.string_at("tid"), "Trace PyTorch Profiler");
+  EXPECT_EQ(number_text(start, "ts"), "500.000");
+  const Json& end = event_of(doc, "i", "Record Window End");
+  EXPECT_EQ(end.string_at("s"), "g");
+  EXPECT_EQ(end.string_at("pid"), "");
+  EXPECT_EQ(number_text(end, "ts"), "9000.000");
+  EXPECT_EQ(doc.at("traceEvents").items.back().string_at("name"), "Record Window End");
+}
+
 TEST_F(ChromeTrace, NestedRangesAreCompleteEventsWithDuration) {
   const Json doc = export_and_parse("trace.json");
   const Json& outer = event_of(doc, "X", kOuterName);  // quotes and newline round-trip
@@ -439,7 +482,10 @@ TEST_F(ChromeTrace, LargeTraceIsValidAcrossFlushes) {
     Json doc;
     ASSERT_NO_THROW(doc = test::parse_json(text)) << name;
     size_t complete = 0;
-    for (const Json& event : doc.at("traceEvents").items) complete += event.string_at("ph") == "X";
+    // The ranges' complete events; Kineto's window span ("cat": "Trace") is not one of them.
+    for (const Json& event : doc.at("traceEvents").items) {
+      complete += event.string_at("ph") == "X" && event.string_at("cat") != "Trace";
+    }
     EXPECT_EQ(complete, static_cast<size_t>(kRanges)) << name;
     EXPECT_EQ(doc.at("distributedInfo").string_at("backend"), "");
   }

@@ -17,8 +17,14 @@ def load_trace(path: str) -> Dict[str, Any]:
         return json.load(file)
 
 
+# The tracks of Kineto's window markers ("PyTorch Profiler (0)", "Iteration Start: ...", "Record
+# Window End"), which every trace ends with: bookkeeping, not the run's events.
+WINDOW_MARKER_PIDS = ("Spans", "Traces", "")
+
+
 def events(trace: Dict[str, Any], phase: str) -> List[Dict[str, Any]]:
-    return [e for e in trace["traceEvents"] if e["ph"] == phase]
+    """The run's events of `phase` (the window markers left out)."""
+    return [e for e in trace["traceEvents"] if e["ph"] == phase and e.get("pid") not in WINDOW_MARKER_PIDS]
 
 
 def names(trace: Dict[str, Any], phase: str = "X") -> List[str]:
