@@ -78,6 +78,8 @@ struct KernelLaunch {
   uint16_t registers_per_thread = 0;
   int32_t static_shared = 0;
   uint32_t dynamic_shared = 0;
+  uint32_t graph_id = 0;        // a node of a CUDA graph: its graph's id
+  uint64_t graph_node_id = 0;   // and its node's
 };
 
 struct DeviceDescription {
@@ -140,6 +142,8 @@ inline CUpti_ActivityKernel13 kernel_record(CUpti_ActivityKind kind, const Kerne
   record.gridId = correlation_id;  // unique per launch, like the driver's grid ids
   record.name = launch.name;
   record.launchType = CUPTI_ACTIVITY_LAUNCH_TYPE_REGULAR;
+  record.graphId = launch.graph_id;
+  record.graphNodeId = launch.graph_node_id;
   return record;
 }
 

@@ -467,7 +467,7 @@ TEST_F(FakeCupti, FlushAllDeliversEveryRecordAndIterationEndsAtTheLast) {
   const uint32_t sync = lib().fake_cupti_synchronize(0, 1, 3, 40'000);
   lib().fake_cupti_malloc(0x7f0000000000, 1 << 20, 0, 0);
   lib().fake_cupti_malloc(0x7f0000000000, 1 << 20, 0, 1);
-  const uint32_t graph = lib().fake_cupti_graph_launch(0, 1, 3, 9, 70'000);
+  const uint32_t graph = lib().fake_cupti_graph_launch(0, 1, 3, 9, 2, 35'000);  // graph-level: GRAPH_TRACE enabled
   EXPECT_TRUE(Client::get().records().empty()) << "nothing is delivered before a flush";
 
   const auto records = flush();
