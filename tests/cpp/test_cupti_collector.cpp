@@ -384,6 +384,30 @@ TEST_F(CuptiCollector, AnotherClientBetweenSessionsTakesNothingFromTheNext) {
   }
 }
 
+// Point 7: CUPTI 12.x writes older, shorter records (Kernel9, Memcpy5, Memset4, Device5,
+// Synchronization, Memory3); the fields perfprof reads are where it reads them.
+TEST_F(CuptiCollector, RecordsOfCupti12xAreDecodedAlike) {
+  fake().set_version(22);  // CUDA 12.4
+  ASSERT_EQ(collector().start(options(256, GpuLevel::Level1)), "");
+  const uint32_t kernel = fake().launch_kernel("k12", 0, 1, 7, 10'000, 64, 128, 40, 512, 256);
+  const uint32_t launch = fake().graph_launch(0, 1, 9, 4, 1, 2'000);
+  collector().stop();
+  const GpuCollected collected = collector().take(false);
+  ASSERT_EQ(collected.activities.size(), 2u);
+  const GpuActivity& k = collected.activities[0];
+  EXPECT_EQ(k.correlation, kernel);
+  EXPECT_EQ(k.end_ns - k.start_ns, 10'000);
+  EXPECT_EQ(k.grid[0], 64u);
+  EXPECT_EQ(k.block[0], 128u);
+  EXPECT_EQ(k.registers_per_thread, 40u);
+  EXPECT_EQ(k.static_shared_memory, 512);
+  EXPECT_EQ(k.dynamic_shared_memory, 256u);
+  EXPECT_EQ(k.graph_id, 0u);
+  EXPECT_EQ(collected.activities[1].correlation, launch);
+  EXPECT_EQ(collected.activities[1].graph_id, 4u);
+  EXPECT_EQ(collected.api_calls.size(), 2u);
+}
+
 TEST_F(CuptiCollector, DiscardDropsWhatWasCollectedSoFar) {
   ASSERT_EQ(collector().start(options()), "");
   fake().kernel("warm-up");

@@ -139,10 +139,11 @@ class Buffer {
   bool is_full() const { return max_records_ != 0 && records_ >= max_records_; }
 
   // Record sizes are multiples of 8 (see pack), so every record starts on an 8-byte boundary.
-  uint8_t* append(const Record& record) {
+  // The first `bytes` of `record` (the struct of an older CUPTI is a prefix of the current).
+  uint8_t* append(const Record& record, size_t bytes) {
     uint8_t* const at = data_ + used_;
-    std::memcpy(at, record.data(), record.size());
-    used_ += record.size();
+    std::memcpy(at, record.data(), bytes);
+    used_ += bytes;
     ++records_;
     return at;
   }
@@ -494,16 +495,17 @@ void FakeCupti::store(const Record& record) {
     ++settings_.dropped;
     return;
   }
-  if (!current_ || !current_->has_room_for(record.size())) {
+  CUpti_ActivityKind kind;
+  std::memcpy(&kind, record.data(), sizeof(kind));
+  const size_t bytes = record_size(kind, settings_.version).value_or(record.size());
+  if (!current_ || !current_->has_room_for(bytes)) {
     retire_current_locked();
-    if (!install_buffer(lock, record.size())) {
+    if (!install_buffer(lock, bytes)) {
       ++settings_.dropped;
       return;
     }
   }
-  uint8_t* const written = current_->append(record);
-  CUpti_ActivityKind kind;
-  std::memcpy(&kind, record.data(), sizeof(kind));
+  uint8_t* const written = current_->append(record, bytes);
   const bool device_work = kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL || kind == CUPTI_ACTIVITY_KIND_KERNEL;
   if (device_work && settings_.in_flight_next > 0) {
     --settings_.in_flight_next;
@@ -957,7 +959,7 @@ CUptiResult next_record(uint8_t* buffer, size_t valid_size, CUpti_Activity** rec
   if (*record) {
     auto* const previous = reinterpret_cast<uint8_t*>(*record);
     if (previous < buffer || previous >= end) return CUPTI_ERROR_INVALID_PARAMETER;
-    const auto previous_size = record_size((*record)->kind);
+    const auto previous_size = record_size((*record)->kind, fake().version());
     if (!previous_size) return CUPTI_ERROR_INVALID_KIND;
     next = previous + *previous_size;
   }
@@ -965,7 +967,7 @@ CUptiResult next_record(uint8_t* buffer, size_t valid_size, CUpti_Activity** rec
   if (static_cast<size_t>(end - next) < sizeof(CUpti_Activity)) return CUPTI_ERROR_INVALID_KIND;
   CUpti_ActivityKind kind;
   std::memcpy(&kind, next, sizeof(kind));
-  const auto size = record_size(kind);
+  const auto size = record_size(kind, fake().version());
   if (!size || *size > static_cast<size_t>(end - next)) return CUPTI_ERROR_INVALID_KIND;
   *record = reinterpret_cast<CUpti_Activity*>(next);
   return CUPTI_SUCCESS;
@@ -975,7 +977,8 @@ CUptiResult struct_size(CUpti_ActivityKind kind, uint32_t version, size_t* size)
   if (!size) return CUPTI_ERROR_INVALID_PARAMETER;
   if (version != 0 && version < kFirstVersionWithStructSizes) return CUPTI_ERROR_NOT_SUPPORTED;
   if (!is_activity_kind(kind)) return CUPTI_ERROR_INVALID_KIND;
-  const auto bytes = record_size(kind);
+  // Version 0: the records this CUPTI writes (12.x-size ones while it reports a 12.x version).
+  const auto bytes = version == 0 ? record_size(kind, fake().version()) : record_size(kind);
   if (!bytes) return CUPTI_ERROR_NOT_SUPPORTED;  // a real kind, but not one the double writes
   *size = *bytes;
   return CUPTI_SUCCESS;

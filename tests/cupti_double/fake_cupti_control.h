@@ -42,7 +42,11 @@ FAKE_CUPTI_API void fake_cupti_reset(void);
  * collector does, as CUPTI keeps them), run one after another in one process. */
 FAKE_CUPTI_API void fake_cupti_reset_keeping_callbacks(void);
 
-/* The version cuptiGetVersion reports (default CUPTI_API_VERSION of the headers built against). */
+/* The version cuptiGetVersion reports (default CUPTI_API_VERSION of the headers built against).
+ * Below 130000 (CUPTI 12.x: 22 is CUDA 12.4, 27 CUDA 12.9) records are written, read back and
+ * sized (cuptiActivityGetStructSize with version 0) as CUPTI 12.x writes them: Kernel9, Memcpy5,
+ * Memset4, Device5, Synchronization, Memory3, shorter prefixes of the current structs. Set it
+ * before records are written. */
 FAKE_CUPTI_API void fake_cupti_set_version(uint32_t version);
 
 /* From now on the CUPTI entry point named `function_name` (e.g. "cuptiActivityEnable") returns

@@ -728,6 +728,25 @@ TEST_F(FakeCupti, VersionAndStructSizes) {
             CUPTI_ERROR_NOT_SUPPORTED);
 }
 
+// Issue 33 point 7: the double wrote 13.x-size records whatever version it reported.
+TEST_F(FakeCupti, A12xVersionWrites12xSizeRecords) {
+  lib().fake_cupti_set_version(22);  // CUDA 12.4
+  enable({CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY});
+  const uint32_t kernel = launch();
+  lib().fake_cupti_memcpy(4096, CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, 0, 1, 7, 1'000);
+  const auto records = flush();
+  ASSERT_EQ(records.size(), 4u);
+  const DeliveredRecord kernel_record = of_kind(records, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL).at(0);
+  EXPECT_EQ(kernel_record.bytes.size(), sizeof(CUpti_ActivityKernel9));
+  EXPECT_LT(sizeof(CUpti_ActivityKernel9), sizeof(CUpti_ActivityKernel13));
+  EXPECT_EQ(kernel_record.as<CUpti_ActivityKernel9>().correlationId, kernel);
+  EXPECT_EQ(kernel_record.as<CUpti_ActivityKernel9>().gridX, 128);
+  const DeliveredRecord copy = of_kind(records, CUPTI_ACTIVITY_KIND_MEMCPY).at(0);
+  EXPECT_EQ(copy.bytes.size(), sizeof(CUpti_ActivityMemcpy5));
+  EXPECT_EQ(copy.as<CUpti_ActivityMemcpy5>().bytes, 4096u);
+  EXPECT_EQ(of_kind(records, CUPTI_ACTIVITY_KIND_RUNTIME).at(0).bytes.size(), sizeof(CUpti_ActivityAPI));
+}
+
 TEST_F(FakeCupti, FinalizeDisablesEverythingAndForgetsCallbacks) {
   enable({CUPTI_ACTIVITY_KIND_RUNTIME});
   launch();
