@@ -11,13 +11,15 @@
 namespace perfprof {
 
 // Fixed-size, 8-byte aligned buffers handed to CUPTI and back; allocation happens at start()
-// and, past the initial buffers, only in the request callback up to the cap.
+// and, past the initial buffers, only in the request callback up to the cap (past it too for a
+// CUPTI that must not be refused a buffer).
 class ActivityCollector::BufferPool {
  public:
   BufferPool(size_t buffer_bytes, size_t initial, size_t max)
       : buffer_bytes_(buffer_bytes), max_buffers_(max) {
     for (size_t i = 0; i < initial; ++i) free_.push_back(allocate());
     allocated_ = initial;
+    lent_.reserve(max);
   }
 
   size_t buffer_bytes() const { return buffer_bytes_; }
@@ -40,6 +42,7 @@ class ActivityCollector::BufferPool {
   void set_limit(size_t max_buffers) {
     std::lock_guard<std::mutex> lock(mutex_);
     max_buffers_ = max_buffers;
+    lent_.reserve(max_buffers);  // lending up to the limit allocates nothing in the request callback
     while (allocated_ > max_buffers_ && !free_.empty()) {
       free_.pop_back();
       --allocated_;
@@ -49,7 +52,7 @@ class ActivityCollector::BufferPool {
   uint8_t* acquire() noexcept {
     std::lock_guard<std::mutex> lock(mutex_);
     try {
-      lent_.reserve(lent_.size() + 1);  // so that lending cannot fail once the buffer is out
+      lent_.reserve(lent_.size() + 1);  // past the limit only: lending cannot fail once the buffer is out
       if (free_.empty()) {
         if (allocated_ >= max_buffers_ && refuses_past_limit_) return nullptr;
         free_.push_back(allocate());

@@ -31,7 +31,8 @@ extern "C" {
 /* Back to the state of a freshly loaded library: no enabled kinds, no buffer callbacks, no
  * queued or undelivered records (their buffers are forgotten, not completed), no injected
  * failures, dropped counts, devices, timestamp callback or pending drops, the default version
- * and thread-id type, empty external-id stacks on every thread and zeroed counters; for
+ * and thread-id type, empty external-id stacks on every thread, every stream idle (a fresh GPU
+ * timeline), node-level graph tracing, no records still running, and zeroed counters; for
  * per-kernel metrics, no chips, kernel values, host objects or range profilers, one pass for
  * any metrics and the profiler interface not initialised. Waits for a completion callback in
  * progress to return. Correlation ids keep counting. */
