@@ -671,6 +671,40 @@ TEST_F(FakeCupti, RegisteredTimestampCallbackIsTheClock) {
   EXPECT_EQ(api.start, before + 100);
 }
 
+// Issue 33 point 10: streams stayed busy until a time of the clock before (a static "busy until"
+// never reset): after a switch from CLOCK_REALTIME to a smaller clock, kernels were stamped
+// decades ahead, near twice the Unix epoch once exported.
+TEST_F(FakeCupti, StreamsFollowTheClockAndAResetIdlesThem) {
+  enable({CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL});
+  launch("on CLOCK_REALTIME", 1'000'000'000);  // keeps stream 7 busy for a second of CLOCK_REALTIME
+  ASSERT_EQ(lib().cuptiActivityRegisterTimestampCallback(&counting_clock), CUPTI_SUCCESS);
+  const uint32_t after_switch = launch("on the new clock");
+  flush();  // a reset forgets what was not delivered
+  lib().fake_cupti_reset_keeping_callbacks();
+  enable({CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL});
+  launch("busy for a second", 1'000'000'000);
+  flush();
+  lib().fake_cupti_reset_keeping_callbacks();
+  enable({CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL});
+  const uint32_t after_reset = launch("after a reset");
+  const auto records = flush();
+  for (const uint32_t correlation : {after_switch, after_reset}) {
+    CUpti_ActivityAPI api{};
+    CUpti_ActivityKernel13 kernel{};
+    for (const DeliveredRecord& record : records) {
+      if (record.kind() == CUPTI_ACTIVITY_KIND_RUNTIME && record.as<CUpti_ActivityAPI>().correlationId == correlation) {
+        api = record.as<CUpti_ActivityAPI>();
+      }
+      if (record.kind() == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL &&
+          record.as<CUpti_ActivityKernel13>().correlationId == correlation) {
+        kernel = record.as<CUpti_ActivityKernel13>();
+      }
+    }
+    ASSERT_NE(api.correlationId, 0u);
+    EXPECT_EQ(kernel.start, api.end + 1'000) << "1 us after its launch, on an idle stream";
+  }
+}
+
 TEST_F(FakeCupti, ThreadIdsFollowTheThreadIdType) {
   enable({CUPTI_ACTIVITY_KIND_RUNTIME});
   CUpti_ActivityThreadIdType type = CUPTI_ACTIVITY_THREAD_ID_TYPE_SIZE;
