@@ -552,14 +552,14 @@ PYBIND11_MODULE(_core, m) {
     return ActivityCollector::instance().synchronize();
   }, "Wait for the GPU work launched on this thread's CUDA context; False when there is none to wait for.");
   m.def("gpu_stop", [] {
-    std::string error;
+    StopReport report;
     {
       py::gil_scoped_release release;
-      error = ActivityCollector::instance().stop();
+      report = ActivityCollector::instance().stop();
     }
-    return py::make_tuple(error, ActivityCollector::instance().incomplete_buffers());
+    return py::make_tuple(report.flush_error, report.incomplete_buffers, report.buffers_taken);
   }, "Stop GPU collection and flush CUPTI's buffers; returns (why the flush failed or '', buffers\n"
-  "handed over with an incomplete record).");
+  "handed over with an incomplete record, buffers another CUPTI client was given).");
   m.def("gpu_pause", [](bool paused) {
     py::gil_scoped_release release;
     return ActivityCollector::instance().set_paused(paused);

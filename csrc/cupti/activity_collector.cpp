@@ -38,6 +38,17 @@ class ActivityCollector::BufferPool {
     return std::find(lent_.begin(), lent_.end(), buffer) != lent_.end();
   }
 
+  // Forgets the buffers lent and not handed back (another client has them): the pool may
+  // allocate as many again, and one coming back after all is not the pool's to free. Returns
+  // how many.
+  size_t forget_lent() noexcept {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const size_t lost = lent_.size();
+    allocated_ -= lost;
+    lent_.clear();
+    return lost;
+  }
+
   // A session's limit: buffers beyond it are freed now if idle, else when CUPTI hands them back.
   void set_limit(size_t max_buffers) {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -259,14 +270,23 @@ bool ActivityCollector::synchronize() const {
   return driver.CtxSynchronize() == CUDA_SUCCESS;
 }
 
-std::string ActivityCollector::stop() {
-  if (!collecting()) return {};
+StopReport ActivityCollector::stop() {
+  StopReport report;
+  if (!collecting()) return report;
   collecting_.store(false, std::memory_order_release);
   pop_through(0);  // the stopping thread's ids; other threads' at their next push or pop
   const CuptiApi& api = CuptiLibrary::instance().api();
   disable_all(api);
   const CUptiResult result = flush(api);
-  return result == CUPTI_SUCCESS ? std::string() : CuptiLibrary::instance().describe(result);
+  report.incomplete_buffers = incomplete_buffers_.load(std::memory_order_relaxed);
+  if (result != CUPTI_SUCCESS) {
+    report.flush_error = CuptiLibrary::instance().describe(result);
+  } else {
+    // A forced flush hands every buffer to the registered completion callback: one not back
+    // went to another client's.
+    report.buffers_taken = pool_->forget_lent();
+  }
+  return report;
 }
 
 // CUPTI keeps the count of records it dropped for want of a buffer apart from any buffer, until

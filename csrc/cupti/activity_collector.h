@@ -28,6 +28,20 @@ struct CollectorOptions {
                                    // refused a buffer, so it gets one past the limit
 };
 
+// What stop() found GPU collection lost, besides the records CUPTI dropped (counted with those
+// delivered).
+struct StopReport {
+  // Why CUPTI could not flush (its error), or "" when it did: the records of buffers not
+  // completed then are missing, and nobody can count them.
+  std::string flush_error;
+  // Buffers handed over since start() that held an incomplete record (GPU work unfinished at a
+  // forced flush): CUPTI's reader stops there, so that record and those after it are missing.
+  size_t incomplete_buffers = 0;
+  // Buffers perfprof lent CUPTI that the flush did not hand back: another CUPTI client
+  // registered its own callbacks during the session and was given them with their records.
+  size_t buffers_taken = 0;
+};
+
 // CUPTI API version from which a buffer request may be refused (*buffer = NULL): older
 // versions can crash on it (libkineto guards the same).
 inline constexpr uint32_t kFirstCuptiVersionRefusingBuffers = 27;
@@ -52,13 +66,9 @@ class ActivityCollector {
   // and a forced flush hands over records still incomplete. False when no context is current
   // (nothing launched from this thread) or the driver lacks the calls.
   bool synchronize() const;
-  // Disables collection and flushes every buffer CUPTI holds, with its count of dropped records.
-  // Returns why CUPTI could not flush (its error), or "" when it did: the records of buffers
-  // not completed then are missing, and nobody can count them.
-  std::string stop();
-  // Buffers handed over since start() that held an incomplete record (GPU work unfinished at a
-  // forced flush): CUPTI's reader stops there, so that record and those after it are missing.
-  size_t incomplete_buffers() const { return incomplete_buffers_.load(std::memory_order_relaxed); }
+  // Disables collection and flushes every buffer CUPTI holds, with its count of dropped records,
+  // and says what was lost otherwise.
+  StopReport stop();
   bool collecting() const { return collecting_.load(std::memory_order_acquire); }
 
   // Pauses (true) or resumes (false) recording GPU work: the kinds that record work and API

@@ -391,9 +391,9 @@ def gpu_start(level: int) -> tuple[str, list[str], list[str]]:
 def gpu_synchronize() -> bool:
     """Wait for the GPU work launched on this thread's CUDA context; False when there is none to wait for."""
 
-def gpu_stop() -> tuple[str, int]:
+def gpu_stop() -> tuple[str, int, int]:
     """Stop GPU collection and flush CUPTI's buffers; returns (why the flush failed or '', buffers handed over
-    with an incomplete record)."""
+    with an incomplete record, buffers another CUPTI client was given)."""
 def telemetry_start(interval_ns: int, host: Sequence[str], gpu: bool, pcie: bool, nvlink: bool,
                     nvml_library: str) -> list[str]:
     """Start sampling host groups ("cpu", "mem", "disk", "network") and NVML; returns a message per source that could not be opened."""

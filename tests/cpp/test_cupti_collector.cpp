@@ -343,22 +343,20 @@ TEST_F(CuptiCollector, WorkStillRunningAtStopIsWaitedForOrCounted) {
   fake().kernel("running");
   fake().kernel("queued after it");
   EXPECT_FALSE(collector().synchronize()) << "no CUDA context is current";
-  collector().stop();
-  EXPECT_EQ(collector().incomplete_buffers(), 1u);
+  EXPECT_EQ(collector().stop().incomplete_buffers, 1u);
   std::vector<std::string> kernels;
   for (const GpuActivity& a : collector().take(false).activities) kernels.push_back(global_strings().snapshot()[a.name]);
   EXPECT_EQ(kernels, std::vector<std::string>{"done"});
 
   fake().set_current_context(1, 0);
   ASSERT_EQ(collector().start(options()), "");
-  EXPECT_EQ(collector().incomplete_buffers(), 0u);
   fake().set_in_flight(1);
   fake().kernel("running");
   fake().kernel("queued after it");
   EXPECT_TRUE(collector().synchronize());
-  collector().stop();
+  const StopReport report = collector().stop();
   fake().set_current_context(0, 0);
-  EXPECT_EQ(collector().incomplete_buffers(), 0u);
+  EXPECT_EQ(report.incomplete_buffers, 0u);
   EXPECT_EQ(collector().take(false).activities.size(), 2u);
 }
 
@@ -406,6 +404,24 @@ TEST_F(CuptiCollector, RecordsOfCupti12xAreDecodedAlike) {
   EXPECT_EQ(collected.activities[1].correlation, launch);
   EXPECT_EQ(collected.activities[1].graph_id, 4u);
   EXPECT_EQ(collected.api_calls.size(), 2u);
+}
+
+// Point 1, during a session: another client registering its callbacks is handed the buffers
+// CUPTI holds, with perfprof's records. Nobody can give them back, but stop says so (the
+// records vanished silently), and the next session has its records again.
+TEST_F(CuptiCollector, AnotherClientTakingCuptiOverDuringASessionIsSaid) {
+  ASSERT_EQ(collector().start(options()), "");
+  fake().kernel("before the other client");
+  fake().other_client_session(/*finalize=*/0);
+  const StopReport report = collector().stop();
+  EXPECT_EQ(report.flush_error, "");
+  EXPECT_EQ(report.buffers_taken, 1u);
+  EXPECT_EQ(collector().take(false).activities.size(), 0u);
+
+  ASSERT_EQ(collector().start(options()), "");
+  fake().kernel("next session");
+  EXPECT_EQ(collector().stop().buffers_taken, 0u);
+  EXPECT_EQ(collector().take(false).activities.size(), 1u);
 }
 
 TEST_F(CuptiCollector, DiscardDropsWhatWasCollectedSoFar) {

@@ -836,13 +836,24 @@ uint32_t set_memory(uint64_t bytes, uint32_t value, uint32_t device, uint32_t co
 // flushes and disables them, and maybe finalizes CUPTI, which forgets every callback.
 constexpr size_t kOtherClientBufferBytes = 64 << 10;
 
+// Its buffers: a buffer CUPTI held for the client before (handed to this client's callback once
+// it registered) is not its to free, and is left alone, as libkineto does with a buffer it does
+// not know.
+std::mutex g_other_client_mutex;
+std::unordered_set<uint8_t*> g_other_client_buffers;
+
 void CUPTIAPI other_client_request(uint8_t** buffer, size_t* size, size_t* max_records) {
   *buffer = static_cast<uint8_t*>(std::aligned_alloc(8, kOtherClientBufferBytes));
   *size = *buffer ? kOtherClientBufferBytes : 0;
   *max_records = 0;
+  std::lock_guard<std::mutex> lock(g_other_client_mutex);
+  if (*buffer) g_other_client_buffers.insert(*buffer);
 }
 
-void CUPTIAPI other_client_complete(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t) { std::free(buffer); }
+void CUPTIAPI other_client_complete(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t) {
+  std::lock_guard<std::mutex> lock(g_other_client_mutex);
+  if (g_other_client_buffers.erase(buffer)) std::free(buffer);
+}
 
 uint64_t CUPTIAPI other_client_clock() { return realtime_ns(); }
 

@@ -340,6 +340,26 @@ print(json.dumps(dict(sessions=sessions)))
     assert "GPU activity is not collected" not in result["_stderr"]
 
 
+def test_torch_profiler_taking_cupti_over_during_a_cycle_is_said(tmp_path):
+    # A torch.profiler CUDA session started inside perfprof's registers its own CUPTI callbacks,
+    # and is handed the buffers with perfprof's records: never silence.
+    result = run("""
+import perfprof
+kernels = []
+for takeover in (True, False):
+    with perfprof.profile(activities=[perfprof.ProfilerActivity.CPU, perfprof.ProfilerActivity.CUDA]) as prof:
+        kernel("k")
+        if takeover:
+            fake.fake_cupti_other_client_session(0)
+    kernels.append([a["name"] for a in prof.trace.gpu_activities()])
+print(json.dumps(dict(kernels=kernels)))
+""", tmp_path)
+    assert result["kernels"] == [[], ["k"]]
+    assert result["_stderr"].count("perfprof: another CUPTI client (torch.profiler collecting CUDA, Nsight?) took "
+                                   "CUPTI over during this cycle and was handed 1 of perfprof's GPU activity "
+                                   "buffers") == 1
+
+
 def test_warmup_gpu_activity_is_discarded(tmp_path):
     result = run("""
 import perfprof

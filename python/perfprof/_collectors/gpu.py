@@ -75,7 +75,7 @@ class GpuActivity(Collector):
         collection.gpu_records = True
         if self._measures_kernels:
             self._end_kernel_metrics()
-        flush_error, incomplete_buffers = _core.gpu_stop()  # flushes what CUPTI still holds
+        flush_error, incomplete_buffers, buffers_taken = _core.gpu_stop()  # flushes what CUPTI still holds
         if flush_error:
             logger.warning("perfprof: CUPTI could not hand over its GPU activity buffers (%s); GPU activity "
                            "recorded after the last buffer it completed is missing from this cycle", flush_error)
@@ -84,6 +84,10 @@ class GpuActivity(Collector):
                            "(no CUDA context was current on the thread that stopped it, so it could not wait): "
                            "in each, the first unfinished record and every record after it are missing",
                            incomplete_buffers)
+        if buffers_taken:
+            logger.warning("perfprof: another CUPTI client (torch.profiler collecting CUDA, Nsight?) took CUPTI over "
+                           "during this cycle and was handed %d of perfprof's GPU activity buffers: the GPU activity "
+                           "in them is missing; perfprof takes CUPTI back at its next start", buffers_taken)
 
     @staticmethod
     def _end_kernel_metrics() -> None:
