@@ -22,7 +22,22 @@ class ActivityCollector::BufferPool {
     lent_.reserve(max);
   }
 
-  size_t buffer_bytes() const { return buffer_bytes_; }
+  size_t buffer_bytes() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return buffer_bytes_;
+  }
+
+  // Buffers of `bytes` from now on, `initial` of them made at once, when CUPTI holds none of the
+  // pool's (a lent buffer keeps its size until it is back: then the size stays as it is).
+  void set_buffer_bytes(size_t bytes, size_t initial) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (bytes == buffer_bytes_ || !lent_.empty()) return;
+    std::vector<std::unique_ptr<uint8_t[]>> made;
+    for (size_t i = 0; i < initial; ++i) made.push_back(std::make_unique<uint8_t[]>(bytes));
+    buffer_bytes_ = bytes;
+    free_ = std::move(made);
+    allocated_ = initial;
+  }
 
   // Whether a request past the limit is refused (CUPTI then drops and counts records) or gets a
   // buffer anyway (a CUPTI that cannot take a refusal).
@@ -97,9 +112,9 @@ class ActivityCollector::BufferPool {
  private:
   std::unique_ptr<uint8_t[]> allocate() const { return std::make_unique<uint8_t[]>(buffer_bytes_); }
 
-  const size_t buffer_bytes_;
+  size_t buffer_bytes_;
   size_t max_buffers_;
-  std::mutex mutex_;
+  mutable std::mutex mutex_;
   std::vector<std::unique_ptr<uint8_t[]>> free_;
   std::vector<uint8_t*> lent_;  // to CUPTI, not handed back yet
   size_t allocated_ = 0;
@@ -215,12 +230,17 @@ std::string ActivityCollector::start(const CollectorOptions& options) {
   if (std::string problem = ActivityDecoder::layout_problem(api.ActivityGetStructSize); !problem.empty()) {
     return problem;
   }
-  if (!pool_) {  // kept for the process: CUPTI may hold its buffers between sessions
+  if (!pool_) {  // kept for the process: CUPTI may hold its buffers, and call back, at any time
     try {
       pool_ = std::make_unique<BufferPool>(options.buffer_bytes, options.initial_buffers, options.max_buffers);
     } catch (const std::exception& error) {
       return fmt::format("cannot allocate CUPTI buffers: {}", error.what());
     }
+  }
+  try {
+    pool_->set_buffer_bytes(options.buffer_bytes, options.initial_buffers);
+  } catch (const std::exception& error) {
+    return fmt::format("cannot allocate CUPTI buffers: {}", error.what());
   }
   pool_->set_limit(options.max_buffers);
   uint32_t version = 0;

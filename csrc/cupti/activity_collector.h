@@ -21,7 +21,8 @@ enum class GpuLevel : int { None = 0, Level0 = 1, Level1 = 2, Level2 = 3 };
 
 struct CollectorOptions {
   GpuLevel level = GpuLevel::Level0;
-  size_t buffer_bytes = 4 << 20;   // per CUPTI buffer (fixed by the first start)
+  size_t buffer_bytes = 4 << 20;   // per CUPTI buffer (a change takes effect at a start when
+                                   // CUPTI holds none of perfprof's buffers)
   size_t initial_buffers = 8;      // allocated at the first start
   size_t max_buffers = 256;        // past this, records are dropped and counted (1 GiB), from
                                    // CUPTI API version 27 (CUDA 12.9) on: older CUPTI must not be

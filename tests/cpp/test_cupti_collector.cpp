@@ -195,7 +195,7 @@ TEST_F(CuptiCollector, RecordsDroppedAfterTheLastCompletedBufferAreCounted) {
 // interleaving (launch counts are random, so sessions end at every point of a buffer's cycle).
 TEST_F(CuptiCollector, EveryRecordIsDeliveredOrCountedUnderCompetingThreads) {
   CollectorOptions one_small_buffer = options(/*max_buffers=*/1);
-  one_small_buffer.buffer_bytes = 64 << 10;  // ~220 launches; the pool is made by this process's first start
+  one_small_buffer.buffer_bytes = 64 << 10;  // ~220 launches
   constexpr int kSessions = 200;
   constexpr int kLaunchers = 2;
   constexpr int kTakesPerSession = 3;
