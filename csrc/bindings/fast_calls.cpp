@@ -308,7 +308,7 @@ bool begin_user_annotation(PyObject* name, PyObject* args, uint64_t* id) {
 
 inline void end_user_annotation(uint64_t id) {
   if (id == 0) return;
-  ActivityCollector::pop_host_range();
+  ActivityCollector::pop_host_range(id);
   Recorder::instance().end_recorded_range(id);
 }
 

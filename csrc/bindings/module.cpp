@@ -576,15 +576,25 @@ PYBIND11_MODULE(_core, m) {
       py::gil_scoped_release release;
       error = ActivityCollector::instance().start(options);
     }
-    return py::make_tuple(error, ActivityCollector::instance().skipped_kinds());
+    const ActivityCollector& collector = ActivityCollector::instance();
+    return py::make_tuple(error, collector.skipped_kinds(), collector.notes());
   }, py::arg("level"), py::arg("left_out") = std::vector<std::string>{},
   "Start GPU collection; `left_out`: kinds of the level not to enable (\"kernel\", \"memcpy\",\n"
   "\"memset\", \"runtime API\", \"driver API\"). Returns (reason it could not start or '', kinds\n"
-  "skipped as refused).");
-  m.def("gpu_stop", [] {
+  "skipped as refused, what else differs from usual).");
+  m.def("gpu_synchronize", [] {
     py::gil_scoped_release release;
-    return ActivityCollector::instance().stop();
-  }, "Stop GPU collection and flush CUPTI's buffers; returns why the flush failed, or ''.");
+    return ActivityCollector::instance().synchronize();
+  }, "Wait for the GPU work launched on this thread's CUDA context; False when there is none to wait for.");
+  m.def("gpu_stop", [] {
+    StopReport report;
+    {
+      py::gil_scoped_release release;
+      report = ActivityCollector::instance().stop();
+    }
+    return py::make_tuple(report.flush_error, report.incomplete_buffers, report.buffers_taken);
+  }, "Stop GPU collection and flush CUPTI's buffers; returns (why the flush failed or '', buffers\n"
+  "handed over with an incomplete record, buffers another CUPTI client was given).");
   m.def("gpu_pause", [](bool paused) {
     py::gil_scoped_release release;
     return ActivityCollector::instance().set_paused(paused);
@@ -702,7 +712,7 @@ PYBIND11_MODULE(_core, m) {
   }, py::arg("step"), "Begin the ProfilerStep#<step> range; returns its id (0 when steps are not recorded).");
   m.def("end_step", [](uint64_t id, bool by_stop) {
     if (id == 0) return;
-    ActivityCollector::pop_host_range();
+    ActivityCollector::pop_host_range(id);
     Recorder::instance().end_recorded_step(id, by_stop);
   }, py::arg("range_id"), py::arg("by_stop"),
         "End a range returned by begin_step: at a step boundary, or (by_stop) because the profiler\n"

@@ -11,21 +11,64 @@
 namespace perfprof {
 
 // Fixed-size, 8-byte aligned buffers handed to CUPTI and back; allocation happens at start()
-// and, past the initial buffers, only in the request callback up to the cap.
+// and, past the initial buffers, only in the request callback up to the cap (past it too for a
+// CUPTI that must not be refused a buffer).
 class ActivityCollector::BufferPool {
  public:
   BufferPool(size_t buffer_bytes, size_t initial, size_t max)
       : buffer_bytes_(buffer_bytes), max_buffers_(max) {
     for (size_t i = 0; i < initial; ++i) free_.push_back(allocate());
     allocated_ = initial;
+    lent_.reserve(max);
   }
 
-  size_t buffer_bytes() const { return buffer_bytes_; }
+  size_t buffer_bytes() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return buffer_bytes_;
+  }
+
+  // Buffers of `bytes` from now on, `initial` of them made at once, when CUPTI holds none of the
+  // pool's (a lent buffer keeps its size until it is back: then the size stays as it is).
+  void set_buffer_bytes(size_t bytes, size_t initial) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (bytes == buffer_bytes_ || !lent_.empty()) return;
+    std::vector<std::unique_ptr<uint8_t[]>> made;
+    for (size_t i = 0; i < initial; ++i) made.push_back(std::make_unique<uint8_t[]>(bytes));
+    buffer_bytes_ = bytes;
+    free_ = std::move(made);
+    allocated_ = initial;
+  }
+
+  // Whether a request past the limit is refused (CUPTI then drops and counts records) or gets a
+  // buffer anyway (a CUPTI that cannot take a refusal).
+  void set_refuses_past_limit(bool refuses) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    refuses_past_limit_ = refuses;
+  }
+
+  // Whether `buffer` is one of the pool's, lent to CUPTI: a buffer another CUPTI client lent it
+  // may reach perfprof's completion callback once perfprof registers it again.
+  bool lent(uint8_t* buffer) noexcept {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return std::find(lent_.begin(), lent_.end(), buffer) != lent_.end();
+  }
+
+  // Forgets the buffers lent and not handed back (another client has them): the pool may
+  // allocate as many again, and one coming back after all is not the pool's to free. Returns
+  // how many.
+  size_t forget_lent() noexcept {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const size_t lost = lent_.size();
+    allocated_ -= lost;
+    lent_.clear();
+    return lost;
+  }
 
   // A session's limit: buffers beyond it are freed now if idle, else when CUPTI hands them back.
   void set_limit(size_t max_buffers) {
     std::lock_guard<std::mutex> lock(mutex_);
     max_buffers_ = max_buffers;
+    lent_.reserve(max_buffers);  // lending up to the limit allocates nothing in the request callback
     while (allocated_ > max_buffers_ && !free_.empty()) {
       free_.pop_back();
       --allocated_;
@@ -34,23 +77,27 @@ class ActivityCollector::BufferPool {
 
   uint8_t* acquire() noexcept {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (free_.empty()) {
-      if (allocated_ >= max_buffers_) return nullptr;
-      try {
+    try {
+      lent_.reserve(lent_.size() + 1);  // past the limit only: lending cannot fail once the buffer is out
+      if (free_.empty()) {
+        if (allocated_ >= max_buffers_ && refuses_past_limit_) return nullptr;
         free_.push_back(allocate());
         ++allocated_;
-      } catch (...) {
-        return nullptr;
       }
+    } catch (...) {
+      return nullptr;  // out of memory: the only refusal left to an older CUPTI
     }
     uint8_t* buffer = free_.back().release();
     free_.pop_back();
+    lent_.push_back(buffer);
     return buffer;
   }
 
+  // `buffer` must be lent().
   void release(uint8_t* buffer) noexcept {
     std::unique_ptr<uint8_t[]> owned(buffer);
     std::lock_guard<std::mutex> lock(mutex_);
+    lent_.erase(std::find(lent_.begin(), lent_.end(), buffer));
     if (allocated_ > max_buffers_) {  // over a lowered limit: freed by `owned`
       --allocated_;
       return;
@@ -65,19 +112,45 @@ class ActivityCollector::BufferPool {
  private:
   std::unique_ptr<uint8_t[]> allocate() const { return std::make_unique<uint8_t[]>(buffer_bytes_); }
 
-  const size_t buffer_bytes_;
+  size_t buffer_bytes_;
   size_t max_buffers_;
-  std::mutex mutex_;
+  mutable std::mutex mutex_;
   std::vector<std::unique_ptr<uint8_t[]>> free_;
+  std::vector<uint8_t*> lent_;  // to CUPTI, not handed back yet
   size_t allocated_ = 0;
+  bool refuses_past_limit_ = true;
 };
 
 namespace {
 
 uint64_t CUPTIAPI host_clock() { return static_cast<uint64_t>(now_ns()); }
 
-// The external-id stack depth this thread pushed, so a pop never takes an id it did not push.
-thread_local int tls_pushed __attribute__((tls_model("initial-exec"))) = 0;
+// The external ids this thread pushed onto CUPTI's stack, in order, and in which session: a pop
+// takes only ids it pushed, and ids of an earlier session are popped before anything else. The
+// deepest ranges past kMaxPushed get no id of their own (their work takes an outer range's).
+constexpr int kMaxPushed = 32;
+struct PushedIds {
+  uint64_t session = 0;
+  int depth = 0;
+  uint64_t ids[kMaxPushed];
+};
+thread_local PushedIds tls_pushed;
+
+// Driver API calls that launch kernels: a kernel launched through the driver (Triton's, from
+// torch.compile) has only this record to link it to the host.
+bool launches_kernel(uint32_t driver_cbid) {
+  switch (driver_cbid) {
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz:
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz:
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel:
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz:
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch:
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz: return true;
+    default: return false;
+  }
+}
 
 }  // namespace
 
@@ -89,12 +162,16 @@ ActivityCollector& ActivityCollector::instance() {
 std::vector<CUpti_ActivityKind> ActivityCollector::kinds_for(const CollectorOptions& options) {
   std::vector<CUpti_ActivityKind> kinds;
   if (options.level == GpuLevel::None) return kinds;
+  // The driver kind at every level: kernels launched with cuLaunchKernel (Triton's) have no
+  // runtime record. CUPTI_ACTIVITY_KIND_GRAPH_TRACE never: enabling it selects graph-level
+  // tracing for the rest of the process (cupti_activity.h), so the kernels of CUDA graphs would
+  // vanish from this and every later session; kernel records carry their graph id instead.
   kinds = {CUPTI_ACTIVITY_KIND_DEVICE, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
            CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET,
-           CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION};
+           CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER,
+           CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION};
   if (options.level >= GpuLevel::Level1) {
-    kinds.insert(kinds.end(), {CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
-                               CUPTI_ACTIVITY_KIND_MEMORY2, CUPTI_ACTIVITY_KIND_GRAPH_TRACE});
+    kinds.insert(kinds.end(), {CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, CUPTI_ACTIVITY_KIND_MEMORY2});
   }
   const auto left_out = [&options](CUpti_ActivityKind kind) {
     return std::find(options.left_out.begin(), options.left_out.end(), kind_name(kind)) != options.left_out.end();
@@ -103,16 +180,27 @@ std::vector<CUpti_ActivityKind> ActivityCollector::kinds_for(const CollectorOpti
   return kinds;
 }
 
-std::string ActivityCollector::register_once(const CuptiApi& api) {
-  if (callbacks_registered_) return {};
+// At every start: CUPTI keeps one set of buffer callbacks, one timestamp callback and one
+// thread-id type per process, and another client (torch.profiler's Kineto) sets its own, or
+// finalizes CUPTI, which forgets them all. Registered once, perfprof's later sessions got no
+// records (the other client's callbacks took the buffers) or records on another clock.
+std::string ActivityCollector::register_with_cupti(const CuptiApi& api) {
   const CUptiResult result = api.ActivityRegisterCallbacks(on_buffer_requested, on_buffer_completed);
   if (result != CUPTI_SUCCESS) {
-    return fmt::format("cuptiActivityRegisterCallbacks failed with {}",
+    return fmt::format("CUPTI refused perfprof's activity buffers (cuptiActivityRegisterCallbacks: {}); "
+                       "another CUPTI client may hold it",
                        CuptiLibrary::instance().describe(result));
   }
-  if (api.SetThreadIdType) api.SetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
+  // Thread ids of CUDA API calls are the host tracks' only if CUPTI reports the system's; CUPTI
+  // refuses to with several subscribers (CUDA 13.4+) and then reports pthread ids.
+  const CUptiResult thread_ids = api.SetThreadIdType ? api.SetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM)
+                                                     : CUPTI_ERROR_NOT_SUPPORTED;
+  if (thread_ids != CUPTI_SUCCESS) {
+    notes_.push_back(fmt::format("CUPTI reports its own thread ids (cuptiSetThreadIdType: {}): CUDA API calls are "
+                                 "drawn on tracks of their own, not on the threads that made them",
+                                 CuptiLibrary::instance().describe(thread_ids)));
+  }
   align_clock(api);
-  callbacks_registered_ = true;
   return {};
 }
 
@@ -123,6 +211,7 @@ void ActivityCollector::align_clock(const CuptiApi& api) {
     clock_offset_ns_ = 0;
     return;
   }
+  uses_host_clock_ = false;
   // Older CUPTI: measure host - CUPTI with bracketed reads and keep the narrowest bracket.
   int64_t best_width = std::numeric_limits<int64_t>::max();
   for (int i = 0; i < 16; ++i) {
@@ -145,16 +234,27 @@ std::string ActivityCollector::start(const CollectorOptions& options) {
   if (std::string problem = ActivityDecoder::layout_problem(api.ActivityGetStructSize); !problem.empty()) {
     return problem;
   }
-  if (!pool_) {  // kept for the process: CUPTI may hold its buffers between sessions
+  if (!pool_) {  // kept for the process: CUPTI may hold its buffers, and call back, at any time
     try {
       pool_ = std::make_unique<BufferPool>(options.buffer_bytes, options.initial_buffers, options.max_buffers);
     } catch (const std::exception& error) {
       return fmt::format("cannot allocate CUPTI buffers: {}", error.what());
     }
   }
+  try {
+    pool_->set_buffer_bytes(options.buffer_bytes, options.initial_buffers);
+  } catch (const std::exception& error) {
+    return fmt::format("cannot allocate CUPTI buffers: {}", error.what());
+  }
   pool_->set_limit(options.max_buffers);
-  if (std::string error = register_once(api); !error.empty()) return error;
+  uint32_t version = 0;
+  pool_->set_refuses_past_limit(api.GetVersion(&version) == CUPTI_SUCCESS &&
+                                version >= kFirstCuptiVersionRefusingBuffers);
   skipped_kinds_.clear();
+  notes_.clear();
+  if (std::string error = register_with_cupti(api); !error.empty()) return error;
+  all_driver_calls_.store(options.level >= GpuLevel::Level1, std::memory_order_relaxed);
+  incomplete_buffers_.store(0, std::memory_order_relaxed);
   const std::vector<CUpti_ActivityKind> wanted = kinds_for(options);
   for (CUpti_ActivityKind kind : wanted) {
     // Devices already in use are reported at once only by EnableAndDump (CUPTI 12.x+).
@@ -179,17 +279,38 @@ std::string ActivityCollector::start(const CollectorOptions& options) {
   if (options.level == GpuLevel::Level2 && api.ActivityEnableLaunchAttributes) {
     api.ActivityEnableLaunchAttributes(1);
   }
+  session_.fetch_add(1, std::memory_order_relaxed);
   collecting_.store(!enabled_.empty(), std::memory_order_release);
   return {};
 }
 
-std::string ActivityCollector::stop() {
-  if (!collecting()) return {};
+bool ActivityCollector::synchronize() const {
+  const CudaDriverApi& driver = CuptiLibrary::instance().driver();
+  CUcontext context = nullptr;
+  if (!collecting() || !driver.CtxGetCurrent || !driver.CtxSynchronize ||
+      driver.CtxGetCurrent(&context) != CUDA_SUCCESS || context == nullptr) {
+    return false;
+  }
+  return driver.CtxSynchronize() == CUDA_SUCCESS;
+}
+
+StopReport ActivityCollector::stop() {
+  StopReport report;
+  if (!collecting()) return report;
   collecting_.store(false, std::memory_order_release);
+  pop_through(0);  // the stopping thread's ids; other threads' at their next push or pop
   const CuptiApi& api = CuptiLibrary::instance().api();
   disable_all(api);
   const CUptiResult result = flush(api);
-  return result == CUPTI_SUCCESS ? std::string() : CuptiLibrary::instance().describe(result);
+  report.incomplete_buffers = incomplete_buffers_.load(std::memory_order_relaxed);
+  if (result != CUPTI_SUCCESS) {
+    report.flush_error = CuptiLibrary::instance().describe(result);
+  } else {
+    // A forced flush hands every buffer to the registered completion callback: one not back
+    // went to another client's.
+    report.buffers_taken = pool_->forget_lent();
+  }
+  return report;
 }
 
 // CUPTI keeps the count of records it dropped for want of a buffer apart from any buffer, until
@@ -243,7 +364,6 @@ const char* ActivityCollector::kind_name(CUpti_ActivityKind kind) {
     case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: return "external correlation";
     case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: return "synchronization";
     case CUPTI_ACTIVITY_KIND_MEMORY2: return "memory";
-    case CUPTI_ACTIVITY_KIND_GRAPH_TRACE: return "graph";
     default: return "activity";
   }
 }
@@ -267,7 +387,9 @@ void ActivityCollector::on_buffer_requested(uint8_t** buffer, size_t* size, size
 void ActivityCollector::on_buffer_completed(CUcontext /*context*/, uint32_t /*stream*/, uint8_t* buffer,
                                             size_t /*size*/, size_t valid_size) {
   ActivityCollector& self = instance();
-  if (!buffer) return;
+  // Not one of perfprof's: another client's, completed to perfprof's callback after perfprof
+  // registered it again. Its records are that client's session; the buffer is its to free.
+  if (!buffer || !self.pool_ || !self.pool_->lent(buffer)) return;
   try {
     self.decode_buffer(buffer, valid_size);
   } catch (...) {
@@ -283,9 +405,17 @@ void ActivityCollector::decode_buffer(uint8_t* buffer, size_t valid_size) {
   ActivityDecoder decoder(api.GetCallbackName);
   GpuCollected decoded;
   CUpti_Activity* record = nullptr;
-  while (api.ActivityGetNextRecord(buffer, valid_size, &record) == CUPTI_SUCCESS) {
+  const bool all_driver_calls = all_driver_calls_.load(std::memory_order_relaxed);
+  CUptiResult next = CUPTI_SUCCESS;
+  while ((next = api.ActivityGetNextRecord(buffer, valid_size, &record)) == CUPTI_SUCCESS) {
+    if (record->kind == CUPTI_ACTIVITY_KIND_DRIVER && !all_driver_calls &&
+        !launches_kernel(reinterpret_cast<const CUpti_ActivityAPI*>(record)->cbid)) {
+      continue;  // Level0 keeps the driver calls that launch kernels only
+    }
     decoder.decode(*record, decoded);
   }
+  // An incomplete record (a forced flush of work still running) ends what can be read.
+  if (next == CUPTI_ERROR_INVALID_KIND) incomplete_buffers_.fetch_add(1, std::memory_order_relaxed);
   if (!uses_host_clock_) {
     for (GpuActivity& row : decoded.activities) {
       row.start_ns += clock_offset_ns_;
@@ -325,20 +455,45 @@ void ActivityCollector::count_dropped(size_t records) noexcept {
 }
 
 void ActivityCollector::push(uint64_t range_id) noexcept {
+  pop_earlier_sessions();
+  PushedIds& pushed = tls_pushed;
+  if (pushed.depth == kMaxPushed) return;
   const CuptiApi& api = CuptiLibrary::instance().api();
   if (api.ActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, range_id) == CUPTI_SUCCESS) {
-    ++tls_pushed;
+    pushed.ids[pushed.depth++] = range_id;
   }
 }
 
-void ActivityCollector::pop_host_range() noexcept {
-  if (tls_pushed > 0) instance().pop();
+void ActivityCollector::pop_host_range(uint64_t range_id) noexcept {
+  const PushedIds& pushed = tls_pushed;
+  if (pushed.depth == 0) return;
+  ActivityCollector& self = instance();
+  self.pop_earlier_sessions();
+  // Only a range that pushed its id pops, and with it the ranges begun inside it and still
+  // open (an mstx range may end before the ranges begun in it): CUPTI's stack is a stack.
+  if (std::find(pushed.ids, pushed.ids + pushed.depth, range_id) != pushed.ids + pushed.depth) {
+    self.pop_through(range_id);
+  }
 }
 
-void ActivityCollector::pop() noexcept {
-  uint64_t ignored = 0;
-  CuptiLibrary::instance().api().ActivityPopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &ignored);
-  --tls_pushed;
+// Pops this thread's ids down to and including `range_id`; all of them for 0 (never a range id).
+void ActivityCollector::pop_through(uint64_t range_id) noexcept {
+  PushedIds& pushed = tls_pushed;
+  const CuptiApi& api = CuptiLibrary::instance().api();
+  while (pushed.depth > 0) {
+    uint64_t popped = 0;
+    api.ActivityPopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &popped);
+    if (pushed.ids[--pushed.depth] == range_id) break;
+  }
+}
+
+// Ids this thread pushed in an earlier session would give that session's range ids to this
+// session's work.
+void ActivityCollector::pop_earlier_sessions() noexcept {
+  const uint64_t session = session_.load(std::memory_order_relaxed);
+  if (tls_pushed.session == session) return;
+  pop_through(0);
+  tls_pushed.session = session;
 }
 
 void ActivityCollector::annotate_stream_range(uint64_t range_id, uint64_t stream_handle) noexcept {

@@ -21,28 +21,58 @@ enum class GpuLevel : int { None = 0, Level0 = 1, Level1 = 2, Level2 = 3 };
 
 struct CollectorOptions {
   GpuLevel level = GpuLevel::Level0;
-  size_t buffer_bytes = 4 << 20;   // per CUPTI buffer (fixed by the first start)
+  size_t buffer_bytes = 4 << 20;   // per CUPTI buffer (a change takes effect at a start when
+                                   // CUPTI holds none of perfprof's buffers)
   size_t initial_buffers = 8;      // allocated at the first start
-  size_t max_buffers = 256;        // past this, records are dropped and counted (1 GiB)
+  size_t max_buffers = 256;        // past this, records are dropped and counted (1 GiB), from
+                                   // CUPTI API version 27 (CUDA 12.9) on: older CUPTI must not be
+                                   // refused a buffer, so it gets one past the limit
   // Kinds of the level not to enable, by kind_name() ("kernel", "memcpy", ...): torch.profiler's
   // per-activity filter selects among them.
   std::vector<std::string> left_out;
 };
 
+// What stop() found GPU collection lost, besides the records CUPTI dropped (counted with those
+// delivered).
+struct StopReport {
+  // Why CUPTI could not flush (its error), or "" when it did: the records of buffers not
+  // completed then are missing, and nobody can count them.
+  std::string flush_error;
+  // Buffers handed over since start() that held an incomplete record (GPU work unfinished at a
+  // forced flush): CUPTI's reader stops there, so that record and those after it are missing.
+  size_t incomplete_buffers = 0;
+  // Buffers perfprof lent CUPTI that the flush did not hand back: another CUPTI client
+  // registered its own callbacks during the session and was given them with their records.
+  size_t buffers_taken = 0;
+};
+
+// CUPTI API version from which a buffer request may be refused (*buffer = NULL): older
+// versions can crash on it (libkineto guards the same).
+inline constexpr uint32_t kFirstCuptiVersionRefusingBuffers = 27;
+
 class ActivityCollector {
  public:
   static ActivityCollector& instance();
 
-  // Enables the activity kinds of the level. Returns an empty string on success, else why
-  // collection could not start (another CUPTI client is active, or no kind could be enabled);
-  // nothing is then enabled. A kind this CUPTI or device refuses alone is skipped and named
-  // in skipped_kinds().
+  // Registers perfprof's buffer and timestamp callbacks with CUPTI (again: another CUPTI client,
+  // torch.profiler's Kineto say, may have replaced them or finalized CUPTI since the last
+  // session) and enables the activity kinds of the level. Returns an empty string on success,
+  // else why collection could not start (CUPTI refused the callbacks, another client holds it,
+  // or no kind could be enabled); nothing is then enabled. A kind this CUPTI or device refuses
+  // alone is skipped and named in skipped_kinds(); what else works differently from usual
+  // (thread ids CUPTI could not be told to report) is said in notes().
   std::string start(const CollectorOptions& options);
   const std::vector<std::string>& skipped_kinds() const { return skipped_kinds_; }
-  // Disables collection and flushes every buffer CUPTI holds, with its count of dropped records.
-  // Returns why CUPTI could not flush (its error), or "" when it did: the records of buffers
-  // not completed then are missing, and nobody can count them.
-  std::string stop();
+  const std::vector<std::string>& notes() const { return notes_; }
+
+  // Waits for the GPU work launched so far on the calling thread's CUDA context, so that every
+  // record of it is complete when stop() flushes: cuptiActivityFlushAll synchronizes nothing,
+  // and a forced flush hands over records still incomplete. False when no context is current
+  // (nothing launched from this thread) or the driver lacks the calls.
+  bool synchronize() const;
+  // Disables collection and flushes every buffer CUPTI holds, with its count of dropped records,
+  // and says what was lost otherwise.
+  StopReport stop();
   bool collecting() const { return collecting_.load(std::memory_order_acquire); }
 
   // Pauses (true) or resumes (false) recording GPU work: the kinds that record work and API
@@ -58,11 +88,14 @@ class ActivityCollector {
   void discard() { take(true); }
 
   // Host ranges being entered/left on this thread while collecting: GPU work launched inside
-  // gets the innermost range's id as its external correlation ("External id").
+  // gets the innermost range's id as its external correlation ("External id"). A range's end
+  // pops its own id only: ranges begun while not collecting, and mstx ranges that end out of
+  // order, pop nothing of another's; ids a thread pushed in an earlier session are popped at
+  // its first push or pop in a later one.
   static void push_host_range(uint64_t range_id) noexcept {
     if (instance().collecting_.load(std::memory_order_relaxed)) instance().push(range_id);
   }
-  static void pop_host_range() noexcept;  // pops only what this thread pushed
+  static void pop_host_range(uint64_t range_id) noexcept;
 
   // An mstx range given a CUDA stream while collecting: its GPU span is drawn on that stream.
   void annotate_stream_range(uint64_t range_id, uint64_t stream_handle) noexcept;
@@ -86,22 +119,26 @@ class ActivityCollector {
   static size_t records_in(uint8_t* buffer, size_t valid_size) noexcept;
   void count_dropped(size_t records) noexcept;
   CUptiResult flush(const CuptiApi& api);
-  std::string register_once(const CuptiApi& api);
+  std::string register_with_cupti(const CuptiApi& api);
   void align_clock(const CuptiApi& api);
   static std::vector<CUpti_ActivityKind> kinds_for(const CollectorOptions& options);
   void disable_all(const CuptiApi& api);
   static bool records_work(CUpti_ActivityKind kind);
   static const char* kind_name(CUpti_ActivityKind kind);
   void push(uint64_t range_id) noexcept;
-  void pop() noexcept;
+  void pop_through(uint64_t range_id) noexcept;
+  void pop_earlier_sessions() noexcept;
 
   std::atomic<bool> collecting_{false};
-  bool callbacks_registered_ = false;
+  std::atomic<uint64_t> session_{0};  // counts starts: external ids pushed before are stale
+  std::atomic<size_t> incomplete_buffers_{0};
   bool uses_host_clock_ = false;
   int64_t clock_offset_ns_ = 0;
   std::vector<CUpti_ActivityKind> enabled_;
+  std::atomic<bool> all_driver_calls_{false};  // Level1+: every driver API call, else kernel launches
   bool paused_ = false;  // the kinds of enabled_ that record work are disabled
   std::vector<std::string> skipped_kinds_;
+  std::vector<std::string> notes_;
   std::unique_ptr<BufferPool> pool_;
 
   std::mutex collected_mutex_;  // never held while calling into CUPTI

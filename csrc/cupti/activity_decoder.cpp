@@ -2,6 +2,7 @@
 
 #include <cxxabi.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdlib>
 #include <memory>
@@ -34,6 +35,13 @@ PERFPROF_KERNEL_FIELDS(CUpti_ActivityKernel5);
 PERFPROF_KERNEL_FIELDS(CUpti_ActivityKernel6);
 PERFPROF_KERNEL_FIELDS(CUpti_ActivityKernel7);
 PERFPROF_KERNEL_FIELDS(CUpti_ActivityKernel8);
+// graphId: Kernel8 on (CUDA 11.1+), every layout CUPTI 12.0+ writes.
+#define PERFPROF_KERNEL_GRAPH_FIELDS(Old) PERFPROF_SAME_OFFSET(Old, CUpti_ActivityKernel13, graphId)
+PERFPROF_KERNEL_GRAPH_FIELDS(CUpti_ActivityKernel8);
+PERFPROF_KERNEL_GRAPH_FIELDS(CUpti_ActivityKernel9);
+PERFPROF_KERNEL_GRAPH_FIELDS(CUpti_ActivityKernel10);
+PERFPROF_KERNEL_GRAPH_FIELDS(CUpti_ActivityKernel11);
+PERFPROF_KERNEL_GRAPH_FIELDS(CUpti_ActivityKernel12);
 PERFPROF_KERNEL_FIELDS(CUpti_ActivityKernel9);
 PERFPROF_KERNEL_FIELDS(CUpti_ActivityKernel10);
 PERFPROF_KERNEL_FIELDS(CUpti_ActivityKernel11);
@@ -73,6 +81,39 @@ PERFPROF_MEMSET_FIELDS(CUpti_ActivityMemset4);
   PERFPROF_SAME_OFFSET(Old, CUpti_ActivityDevice6, name)
 PERFPROF_DEVICE_FIELDS(CUpti_ActivityDevice4);
 PERFPROF_DEVICE_FIELDS(CUpti_ActivityDevice5);
+#define PERFPROF_MEMORY_FIELDS(Old)                                        \
+  PERFPROF_SAME_OFFSET(Old, CUpti_ActivityMemory4, memoryOperationType);   \
+  PERFPROF_SAME_OFFSET(Old, CUpti_ActivityMemory4, memoryKind);            \
+  PERFPROF_SAME_OFFSET(Old, CUpti_ActivityMemory4, correlationId);         \
+  PERFPROF_SAME_OFFSET(Old, CUpti_ActivityMemory4, address);               \
+  PERFPROF_SAME_OFFSET(Old, CUpti_ActivityMemory4, bytes);                 \
+  PERFPROF_SAME_OFFSET(Old, CUpti_ActivityMemory4, timestamp);             \
+  PERFPROF_SAME_OFFSET(Old, CUpti_ActivityMemory4, deviceId);              \
+  PERFPROF_SAME_OFFSET(Old, CUpti_ActivityMemory4, contextId);             \
+  PERFPROF_SAME_OFFSET(Old, CUpti_ActivityMemory4, streamId)
+PERFPROF_MEMORY_FIELDS(CUpti_ActivityMemory2);
+PERFPROF_MEMORY_FIELDS(CUpti_ActivityMemory3);
+#define PERFPROF_SYNCHRONIZATION_FIELDS(Old)                                  \
+  PERFPROF_SAME_OFFSET(Old, CUpti_ActivitySynchronization2, type);            \
+  PERFPROF_SAME_OFFSET(Old, CUpti_ActivitySynchronization2, start);           \
+  PERFPROF_SAME_OFFSET(Old, CUpti_ActivitySynchronization2, end);             \
+  PERFPROF_SAME_OFFSET(Old, CUpti_ActivitySynchronization2, correlationId);   \
+  PERFPROF_SAME_OFFSET(Old, CUpti_ActivitySynchronization2, contextId);       \
+  PERFPROF_SAME_OFFSET(Old, CUpti_ActivitySynchronization2, streamId)
+PERFPROF_SYNCHRONIZATION_FIELDS(CUpti_ActivitySynchronization);
+#define PERFPROF_GRAPH_TRACE_FIELDS(Old)                                   \
+  PERFPROF_SAME_OFFSET(Old, CUpti_ActivityGraphTrace2, start);             \
+  PERFPROF_SAME_OFFSET(Old, CUpti_ActivityGraphTrace2, end);               \
+  PERFPROF_SAME_OFFSET(Old, CUpti_ActivityGraphTrace2, deviceId);          \
+  PERFPROF_SAME_OFFSET(Old, CUpti_ActivityGraphTrace2, contextId);         \
+  PERFPROF_SAME_OFFSET(Old, CUpti_ActivityGraphTrace2, streamId);          \
+  PERFPROF_SAME_OFFSET(Old, CUpti_ActivityGraphTrace2, correlationId);     \
+  PERFPROF_SAME_OFFSET(Old, CUpti_ActivityGraphTrace2, graphId)
+PERFPROF_GRAPH_TRACE_FIELDS(CUpti_ActivityGraphTrace);
+#undef PERFPROF_GRAPH_TRACE_FIELDS
+#undef PERFPROF_SYNCHRONIZATION_FIELDS
+#undef PERFPROF_MEMORY_FIELDS
+#undef PERFPROF_KERNEL_GRAPH_FIELDS
 #undef PERFPROF_DEVICE_FIELDS
 #undef PERFPROF_MEMSET_FIELDS
 #undef PERFPROF_MEMCPY_FIELDS
@@ -120,6 +161,7 @@ GpuActivity kernel_row(const CUpti_ActivityKernel13& k) {
   row.registers_per_thread = k.registersPerThread;
   row.static_shared_memory = k.staticSharedMemory;
   row.dynamic_shared_memory = k.dynamicSharedMemory;
+  row.graph_id = k.graphId;  // 0 unless launched as a node of a CUDA graph
   return row;
 }
 
@@ -198,12 +240,23 @@ struct RequiredLayout {
   const char* name;
   size_t bytes;
 };
+#define PERFPROF_READ_UP_TO(Record, field) (offsetof(Record, field) + sizeof(Record::field))
 constexpr RequiredLayout kRequiredLayouts[] = {
-    {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "kernel", offsetof(CUpti_ActivityKernel13, name) + sizeof(const char*)},
-    {CUPTI_ACTIVITY_KIND_MEMCPY, "memcpy", offsetof(CUpti_ActivityMemcpy7, correlationId) + sizeof(uint32_t)},
-    {CUPTI_ACTIVITY_KIND_MEMSET, "memset", offsetof(CUpti_ActivityMemset5, correlationId) + sizeof(uint32_t)},
-    {CUPTI_ACTIVITY_KIND_DEVICE, "device", offsetof(CUpti_ActivityDevice6, name) + sizeof(const char*)},
+    {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "kernel",
+     std::max(PERFPROF_READ_UP_TO(CUpti_ActivityKernel13, name), PERFPROF_READ_UP_TO(CUpti_ActivityKernel13, graphId))},
+    {CUPTI_ACTIVITY_KIND_MEMCPY, "memcpy", PERFPROF_READ_UP_TO(CUpti_ActivityMemcpy7, correlationId)},
+    {CUPTI_ACTIVITY_KIND_MEMSET, "memset", PERFPROF_READ_UP_TO(CUpti_ActivityMemset5, correlationId)},
+    {CUPTI_ACTIVITY_KIND_DEVICE, "device", PERFPROF_READ_UP_TO(CUpti_ActivityDevice6, name)},
+    {CUPTI_ACTIVITY_KIND_RUNTIME, "runtime API", PERFPROF_READ_UP_TO(CUpti_ActivityAPI, correlationId)},
+    {CUPTI_ACTIVITY_KIND_DRIVER, "driver API", PERFPROF_READ_UP_TO(CUpti_ActivityAPI, correlationId)},
+    {CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, "external correlation",
+     PERFPROF_READ_UP_TO(CUpti_ActivityExternalCorrelation, correlationId)},
+    {CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "synchronization",
+     PERFPROF_READ_UP_TO(CUpti_ActivitySynchronization2, streamId)},
+    {CUPTI_ACTIVITY_KIND_MEMORY2, "memory", PERFPROF_READ_UP_TO(CUpti_ActivityMemory4, streamId)},
+    {CUPTI_ACTIVITY_KIND_GRAPH_TRACE, "graph", PERFPROF_READ_UP_TO(CUpti_ActivityGraphTrace2, streamId)},
 };
+#undef PERFPROF_READ_UP_TO
 
 }  // namespace
 
@@ -254,6 +307,8 @@ bool ActivityDecoder::decode(const CUpti_Activity& record, GpuCollected& out) {
       return true;
     }
     case CUPTI_ACTIVITY_KIND_GRAPH_TRACE: {
+      // perfprof never enables this kind (activity_collector.cpp); another client that did
+      // selected graph-level tracing for the process, and these are then all a graph shows.
       GpuActivity row = graph_row(as<CUpti_ActivityGraphTrace2>(record));
       row.name = intern_name("CUDA Graph");
       out.activities.push_back(row);

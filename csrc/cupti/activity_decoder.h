@@ -2,10 +2,11 @@
 // Turns CUPTI activity records into perfprof's GPU rows.
 //
 // The fields read are at the same offsets in every record version CUPTI 11.x-13.x writes
-// (Kernel5-13, Memcpy4-7, Memset3-5, Device4-6: checked at compile time in
+// (Kernel5-13, Memcpy4-7, Memset3-5, Device4-6, Memory2-4, Synchronization1-2, GraphTrace1-2;
+// API and ExternalCorrelation have one version: checked at compile time in
 // activity_decoder.cpp), so one decoder serves every libcupti perfprof may load. A libcupti
-// whose records are shorter than the fields read (cuptiActivityGetStructSize, CUPTI 13+) is
-// refused at start with the reason, rather than misread.
+// whose records of any kind read are shorter than the fields read (cuptiActivityGetStructSize,
+// CUPTI 13+) is refused at start with the reason, rather than misread.
 #include <cupti.h>
 
 #include <cstdint>

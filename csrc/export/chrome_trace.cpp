@@ -449,6 +449,7 @@ class ChromeTraceWriter {
         if (metrics_.occupancy_percent[i]) {
           fmt::format_to(out, R"(,"theoretical occupancy %":{:.2f})", *metrics_.occupancy_percent[i]);
         }
+        if (a.graph_id != 0) fmt::format_to(out, R"(,"graph id":{})", a.graph_id);  // a node of a CUDA graph
         write_kernel_metrics(i);
         return;
       case GpuActivityKind::Memcpy:

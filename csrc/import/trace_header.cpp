@@ -82,6 +82,7 @@ TraceStats recorded_losses_of(const JsonValue& stats) {
   const std::pair<const char*, uint64_t*> kept[] = {
       {"dropped_events", &losses.dropped_events},
       {"gpu_dropped_records", &losses.gpu_dropped_records},
+      {"gpu_records_outside_window", &losses.gpu_records_outside_window},
       {"unreadable_torch_events", &losses.unreadable_torch_events},
       {"unreadable_torch_fields", &losses.unreadable_torch_fields},
       {"kernel_metrics_left_out", &losses.kernel_metrics_left_out},

@@ -266,6 +266,7 @@ class TraceImporter {
         event.dim3_arg("block", a.block);
         a.registers_per_thread = event.unsigned_arg<uint16_t>("registers per thread");
         a.static_shared_memory = event.unsigned_arg<int32_t>("shared memory");  // static and dynamic, summed
+        a.graph_id = event.unsigned_arg<uint32_t>("graph id");  // absent (0) unless a graph's node
         break;
       case GpuActivityKind::Memcpy:
         a.bytes = event.unsigned_arg<uint64_t>("bytes");
@@ -519,6 +520,7 @@ class TraceImporter {
   void add_recorded_losses(TraceStats& stats) const {
     stats.dropped_events += recorded_losses_.dropped_events;
     stats.gpu_dropped_records += recorded_losses_.gpu_dropped_records;
+    stats.gpu_records_outside_window += recorded_losses_.gpu_records_outside_window;
     stats.unreadable_torch_events += recorded_losses_.unreadable_torch_events;
     stats.unreadable_torch_fields += recorded_losses_.unreadable_torch_fields;
     stats.kernel_metrics_left_out += recorded_losses_.kernel_metrics_left_out;

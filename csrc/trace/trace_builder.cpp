@@ -17,6 +17,43 @@ namespace {
 
 constexpr int64_t kOpen = INT64_MIN;
 
+// Whether a GPU record's timestamps can be those of the window; if not, it is dropped and
+// counted. CUPTI stamps 0 the kernels it had no device memory to time, and a record stamped on
+// another clock (set by another CUPTI client, docs/reliability.md) lands far past the window's
+// end: kept, either would stretch every GPU time computed from the trace. GPU work may start
+// after the window's end only if a call made in the window launched it (`launched_at`: that
+// call's start), before it: queued behind other work, it ran after the profiler stopped.
+bool timed(int64_t start_ns, int64_t end_ns) { return start_ns > 0 && end_ns >= start_ns; }
+
+bool api_call_stamped_in_window(TraceModel& model, const ApiCall& call) {
+  const bool plausible = timed(call.start_ns, call.end_ns) && call.start_ns <= model.window_end_ns;
+  if (!plausible) ++model.stats.gpu_records_outside_window;
+  return plausible;
+}
+
+bool activity_stamped_in_window(TraceModel& model, const GpuActivity& activity,
+                                const std::unordered_map<uint32_t, int64_t>& launched_at) {
+  bool plausible = timed(activity.start_ns, activity.end_ns);
+  if (plausible && activity.start_ns > model.window_end_ns) {
+    const auto launch = launched_at.find(activity.correlation);
+    plausible = launch != launched_at.end() && launch->second <= activity.start_ns;
+  }
+  if (!plausible) ++model.stats.gpu_records_outside_window;
+  return plausible;
+}
+
+// The start of each CUDA API call made in the window, by correlation id.
+std::unordered_map<uint32_t, int64_t> launches_in_window(const TraceModel& model, const std::vector<ApiCall>& calls) {
+  std::unordered_map<uint32_t, int64_t> launched_at;
+  for (const ApiCall& call : calls) {
+    if (timed(call.start_ns, call.end_ns) && call.start_ns >= model.window_begin_ns &&
+        call.start_ns <= model.window_end_ns) {
+      launched_at.emplace(call.correlation, call.start_ns);
+    }
+  }
+  return launched_at;
+}
+
 class Builder {
  public:
   Builder(TraceModel& model, ArgSetTable& arg_sets, std::vector<std::string>& strings,
@@ -65,7 +102,11 @@ class Builder {
   // CUDA API calls become ranges of the thread that made them, among its host ranges.
   void add_api_calls(const std::vector<ApiCall>& calls, const std::unordered_map<uint32_t, uint64_t>& external) {
     for (const ApiCall& call : calls) {
-      if (call.start_ns < model_.window_begin_ns) continue;
+      if (!api_call_stamped_in_window(model_, call)) continue;
+      if (call.start_ns < model_.window_begin_ns) {  // made in the warm-up: its range would begin before the window
+        ++model_.stats.events_before_window;
+        continue;
+      }
       const auto found = external.find(call.correlation);
       const size_t row = append_complete_row(call.start_ns, call.end_ns, track_of(call.os_tid),
                                              kApiCallIdTag | call.correlation);
@@ -378,8 +419,14 @@ void add_gpu_activities(TraceModel& model, GpuInput& gpu) {
   out.devices = std::move(gpu.collected.devices);
   model.stats.gpu_dropped_records = gpu.collected.dropped_records;
   std::vector<GpuActivity> spans = stream_annotation_spans(model, gpu);
+  const std::unordered_map<uint32_t, int64_t> launched_at = launches_in_window(model, gpu.collected.api_calls);
   for (GpuActivity& activity : gpu.collected.activities) {
-    if (activity.end_ns >= model.window_begin_ns) out.activities.push_back(activity);
+    if (!activity_stamped_in_window(model, activity, launched_at)) continue;
+    if (activity.end_ns < model.window_begin_ns) {  // the warm-up's work, done before the window
+      ++model.stats.events_before_window;
+      continue;
+    }
+    out.activities.push_back(activity);
   }
   out.activities.insert(out.activities.end(), spans.begin(), spans.end());
   std::stable_sort(out.activities.begin(), out.activities.end(), [](const GpuActivity& a, const GpuActivity& b) {

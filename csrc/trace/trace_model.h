@@ -177,19 +177,23 @@ struct TraceStats {
   uint64_t async_ranges = 0;           // exported as async slices (cross-thread or overlapping)
   uint64_t events_before_window = 0;   // warm-up stragglers dropped at the window start
   uint64_t gpu_dropped_records = 0;    // CUPTI records lost (no buffer space)
+  // GPU activity and CUDA API records stamped 0 (CUPTI had no device memory to time them),
+  // ending before they start, or starting after the window ended (another clock): dropped.
+  uint64_t gpu_records_outside_window = 0;
   uint64_t unreadable_torch_events = 0;  // operators torch recorded that could not be read
   uint64_t unreadable_torch_fields = 0;  // reads of torch's results that failed (fields left out)
   uint64_t kernel_metrics_left_out = 0;   // kernels launched while measured, past capacity
   uint64_t kernel_metrics_unmatched = 0;  // measured kernels whose values could not be attached
 
   // Every count with the name exports give it ("perfprofStats"), in a stable order.
-  std::array<std::pair<const char*, uint64_t>, 10> named() const {
+  std::array<std::pair<const char*, uint64_t>, 11> named() const {
     return {{{"dropped_events", dropped_events},
              {"unmatched_range_ends", unmatched_range_ends},
              {"unfinished_ranges", unfinished_ranges},
              {"async_ranges", async_ranges},
              {"events_before_window", events_before_window},
              {"gpu_dropped_records", gpu_dropped_records},
+             {"gpu_records_outside_window", gpu_records_outside_window},
              {"unreadable_torch_events", unreadable_torch_events},
              {"unreadable_torch_fields", unreadable_torch_fields},
              {"kernel_metrics_left_out", kernel_metrics_left_out},

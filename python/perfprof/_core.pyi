@@ -182,6 +182,7 @@ class TraceStats(TypedDict):
     async_ranges: int
     events_before_window: int
     gpu_dropped_records: int
+    gpu_records_outside_window: int
     unreadable_torch_events: int
     unreadable_torch_fields: int
     kernel_metrics_left_out: int
@@ -388,13 +389,18 @@ def cupti_load(explicit_path: str, candidates: Sequence[str], driver_library: st
     """Load libcupti once and probe the CUDA driver; returns the status."""
 
 def cupti_status() -> CuptiStatus: ...
-def gpu_start(level: int, left_out: list[str] = ...) -> tuple[str, list[str]]:
+def gpu_start(level: int, left_out: list[str] = ...) -> tuple[str, list[str], list[str]]:
     """Start GPU collection at level 0 (none) to 3 (Level2), without the kinds named in `left_out`
     ("kernel", "memcpy", "memset", "runtime API", "driver API"); returns (why it could not start
-    or '', kinds skipped)."""
+    or '', kinds skipped, what else differs from usual)."""
 
-def gpu_stop() -> str:
-    """Stop GPU collection and flush CUPTI's buffers; returns why the flush failed, or ''."""
+def gpu_synchronize() -> bool:
+    """Wait for the GPU work launched on this thread's CUDA context; False when there is none to wait for."""
+
+def gpu_stop() -> tuple[str, int, int]:
+    """Stop GPU collection and flush CUPTI's buffers; returns (why the flush failed or '', buffers handed over
+    with an incomplete record, buffers another CUPTI client was given)."""
+
 def telemetry_start(interval_ns: int, host: Sequence[str], gpu: bool, pcie: bool, nvlink: bool,
                     nvml_library: str) -> list[str]:
     """Start sampling host groups ("cpu", "mem", "disk", "network") and NVML; returns a message per source that could not be opened."""

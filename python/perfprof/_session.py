@@ -210,6 +210,8 @@ class Session:
         keeps it, and ``build_failure`` says why."""
         global _collecting
         collection = self._collection
+        for collector in self._collectors:
+            _guarded(collector, "finish work", collector.finish_work)
         collection.window_end_ns = _core.now_ns()
         if self._termination is not None:
             self._termination.remove()
@@ -321,6 +323,10 @@ def _report_losses(stats: _core.TraceStats, limit_bytes: Optional[int]) -> None:
     if stats["gpu_dropped_records"]:
         logger.warning("perfprof: CUPTI dropped %d GPU activity records (buffers full); the trace "
                        "lacks them", stats["gpu_dropped_records"])
+    if stats["gpu_records_outside_window"]:
+        logger.warning("perfprof: %d GPU activity records had timestamps that cannot be of work in the profiled "
+                       "window (0: CUPTI could not time them; or past its end: another clock) and were left out",
+                       stats["gpu_records_outside_window"])
     if stats["kernel_metrics_unmatched"]:
         logger.warning("perfprof: the GPU metrics of %d measured kernels were left out: CUPTI's measured kernels and "
                        "the kernel records did not pair one to one (docs/gpu_metrics.md)",

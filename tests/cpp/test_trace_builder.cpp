@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <string>
 #include <unistd.h>
 #include <vector>
@@ -188,6 +190,44 @@ TEST(TraceBuilder, DropsEventsBeforeTheWindow) {
   EXPECT_EQ(model.stats.unmatched_range_ends, 1u);  // the straggler's end
   EXPECT_EQ(model.window_begin_ns, 1000);
   EXPECT_EQ(model.window_end_ns, 5000);
+}
+
+// Issue 33 point 4: CUPTI stamps 0 the kernels it had no device memory to time, and another
+// client's clock lands far past the window; both were kept (any end after the window's begin
+// was), stretching every GPU time. Work the warm-up left over is dropped too: all counted.
+TEST(TraceBuilder, GpuRecordsAreKeptOnlyWithTimestampsOfTheWindow) {
+  GpuInput gpu;
+  gpu.collected_any = true;
+  const auto kernel = [](int64_t start_ns, int64_t end_ns, uint32_t correlation) {
+    GpuActivity a;
+    a.start_ns = start_ns;
+    a.end_ns = end_ns;
+    a.correlation = correlation;
+    return a;
+  };
+  gpu.collected.activities = {kernel(2000, 2500, 1),  // inside
+                              kernel(900, 1100, 2),   // begun in the warm-up, ends inside: kept
+                              kernel(0, 0, 3),        // not timed
+                              kernel(3000, 2000, 4),  // ends before it starts
+                              kernel(int64_t{1} << 61, (int64_t{1} << 61) + 500, 5),  // another clock
+                              kernel(500, 800, 6),    // the warm-up's
+                              kernel(6000, 6500, 7),  // launched at 4000, queued: kept
+                              kernel(7000, 7500, 8)}; // launched in the warm-up: not after the window
+  gpu.collected.api_calls = {ApiCall{false, 211, kEmptyString, 1500, 1600, 101, 1},
+                             ApiCall{false, 211, kEmptyString, 0, 0, 101, 3},
+                             ApiCall{false, 211, kEmptyString, 400, 450, 101, 6},
+                             ApiCall{false, 211, kEmptyString, 4000, 4100, 101, 7},
+                             ApiCall{false, 211, kEmptyString, 600, 700, 101, 8}};
+  const TraceModel model = build_trace(capture_of_this_process({}, std::move(gpu), {1000, 5000}));
+  std::vector<uint32_t> kept;
+  for (const GpuActivity& a : model.gpu.activities) kept.push_back(a.correlation);
+  std::sort(kept.begin(), kept.end());
+  EXPECT_EQ(kept, (std::vector<uint32_t>{1, 2, 7}));
+  EXPECT_EQ(model.stats.gpu_records_outside_window, 5u);  // 3, 4, 5, 8 and the untimed call
+  EXPECT_EQ(model.stats.events_before_window, 3u);        // the warm-up's kernel and calls
+  ASSERT_EQ(model.ranges.size(), 2u);
+  EXPECT_EQ(model.ranges.begin_ns[0], 1500);
+  EXPECT_EQ(model.ranges.begin_ns[1], 4000);
 }
 
 TEST(TraceBuilder, InstantsAndCountersLandInTheirTables) {

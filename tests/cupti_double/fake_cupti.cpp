@@ -12,6 +12,7 @@
 // Concurrency: all state sits behind one mutex, and no client callback (buffer request, buffer
 // completion, timestamp) is ever called with it held, so clients may call back into the double.
 #include <cupti_activity.h>
+#include <cupti_driver_cbid.h>
 #include <cupti_profiler_host.h>
 #include <cupti_profiler_target.h>
 #include <cupti_range_profiler.h>
@@ -30,6 +31,8 @@
 #include <bitset>
 #include <condition_variable>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <deque>
@@ -54,6 +57,9 @@ namespace {
 constexpr uint64_t kApiDurationNs = 2'000;    // host time of a simulated asynchronous API call
 constexpr uint64_t kLaunchLatencyNs = 1'000;  // from the end of that call to its device work
 constexpr uint32_t kFirstVersionWithStructSizes = 130000;  // see cuptiActivityGetStructSize
+// Before this API version (CUDA 12.9) CUPTI can crash when a buffer request is declined
+// (libkineto guards it); the double aborts then, so that a test sees it.
+constexpr uint32_t kFirstVersionTakingNullBuffers = 27;
 
 using KindSet = std::bitset<CUPTI_ACTIVITY_KIND_COUNT>;
 
@@ -133,10 +139,13 @@ class Buffer {
   bool is_full() const { return max_records_ != 0 && records_ >= max_records_; }
 
   // Record sizes are multiples of 8 (see pack), so every record starts on an 8-byte boundary.
-  void append(const Record& record) {
-    std::memcpy(data_ + used_, record.data(), record.size());
-    used_ += record.size();
+  // The first `bytes` of `record` (the struct of an older CUPTI is a prefix of the current).
+  uint8_t* append(const Record& record, size_t bytes) {
+    uint8_t* const at = data_ + used_;
+    std::memcpy(at, record.data(), bytes);
+    used_ += bytes;
     ++records_;
+    return at;
   }
 
   uint8_t* data() const { return data_; }
@@ -217,6 +226,13 @@ class FakeCupti {
   void drop_next(uint32_t count);
   void set_completion_hooks(void (*before)(), void (*after)());
   size_t take_dropped(CUcontext context);
+  void set_in_flight_next(uint32_t count);
+  void complete_in_flight();  // the GPU finished: in-flight records get their kind
+  // Where and when work of `duration_ns` queued on a stream at `ready_ns` runs (the stream's
+  // own clock: after its earlier work), or at `start_ns` exactly.
+  uint64_t queue_on_stream(uint32_t device, uint32_t stream, uint64_t ready_ns,
+                           std::optional<uint64_t> start_ns, uint64_t duration_ns);
+  bool graph_level_tracing();
 
   // Delivery and lifetime.
   CUptiResult flush_all();
@@ -240,6 +256,13 @@ class FakeCupti {
     bool launch_attributes = false;  // stored only: kernel records always carry launch config
     std::vector<DeviceDescription> devices;
     uint32_t drop_next = 0;
+    uint32_t in_flight_next = 0;  // device records to write still running (incomplete)
+    // CUPTI_ACTIVITY_KIND_GRAPH_TRACE was enabled since the reset: graph-level tracing is
+    // selected, and disabling the kind does not bring node-level tracing back.
+    bool graph_level_tracing = false;
+    // When each (device, stream) is busy until, on the clock of the timestamps: one GPU
+    // timeline per device, forgotten at a reset and when the clock changes.
+    std::map<std::pair<uint32_t, uint32_t>, uint64_t> stream_busy_until;
     void (*before_completion)() = nullptr;  // around the client's completion callback
     void (*after_completion)() = nullptr;
     size_t dropped = 0;  // global queue (NULL context), since the last query
@@ -264,6 +287,9 @@ class FakeCupti {
   std::unordered_set<std::string> strings_;  // kernel and device names; never freed
 
   std::optional<Buffer> current_;  // being filled
+  // Records in current_ written still running: their kind is INVALID until complete_in_flight,
+  // as CUPTI's reader sees an incomplete record (a forced flush hands them over as they are).
+  std::vector<std::pair<uint8_t*, CUpti_ActivityKind>> running_records_;
   std::deque<Buffer> pending_;     // completed, waiting for the worker
   size_t in_flight_ = 0;           // buffers inside a completion callback right now
   bool stopping_ = false;
@@ -318,6 +344,7 @@ CUptiResult FakeCupti::enable(CUpti_ActivityKind kind) {
     Lock lock(mutex_);
     const bool newly_enabled = !settings_.enabled.test(kind);
     settings_.enabled.set(kind);
+    if (kind == CUPTI_ACTIVITY_KIND_GRAPH_TRACE) settings_.graph_level_tracing = true;
     // Like cuptiActivityEnableAndDump: the devices already known are reported at once.
     if (kind == CUPTI_ACTIVITY_KIND_DEVICE && newly_enabled) {
       device_records = device_records_locked();
@@ -342,7 +369,33 @@ void FakeCupti::set_launch_attributes(bool enabled) {
 
 void FakeCupti::set_timestamp_callback(CUpti_TimestampCallbackFunc callback) {
   Lock lock(mutex_);
+  if (settings_.timestamp != callback) settings_.stream_busy_until.clear();  // another clock
   settings_.timestamp = callback;
+}
+
+bool FakeCupti::graph_level_tracing() {
+  Lock lock(mutex_);
+  return settings_.graph_level_tracing;
+}
+
+uint64_t FakeCupti::queue_on_stream(uint32_t device, uint32_t stream, uint64_t ready_ns,
+                                    std::optional<uint64_t> start_ns, uint64_t duration_ns) {
+  Lock lock(mutex_);
+  uint64_t& busy_until = settings_.stream_busy_until[{device, stream}];
+  const uint64_t start = start_ns.value_or(std::max(ready_ns, busy_until));
+  busy_until = std::max(busy_until, start + duration_ns);
+  return start;
+}
+
+void FakeCupti::set_in_flight_next(uint32_t count) {
+  Lock lock(mutex_);
+  settings_.in_flight_next = count;
+}
+
+void FakeCupti::complete_in_flight() {
+  Lock lock(mutex_);
+  for (const auto& [record, kind] : running_records_) std::memcpy(record, &kind, sizeof(kind));
+  running_records_.clear();
 }
 
 uint64_t FakeCupti::now() {
@@ -442,14 +495,24 @@ void FakeCupti::store(const Record& record) {
     ++settings_.dropped;
     return;
   }
-  if (!current_ || !current_->has_room_for(record.size())) {
+  CUpti_ActivityKind kind;
+  std::memcpy(&kind, record.data(), sizeof(kind));
+  const size_t bytes = record_size(kind, settings_.version).value_or(record.size());
+  if (!current_ || !current_->has_room_for(bytes)) {
     retire_current_locked();
-    if (!install_buffer(lock, record.size())) {
+    if (!install_buffer(lock, bytes)) {
       ++settings_.dropped;
       return;
     }
   }
-  current_->append(record);
+  uint8_t* const written = current_->append(record, bytes);
+  const bool device_work = kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL || kind == CUPTI_ACTIVITY_KIND_KERNEL;
+  if (device_work && settings_.in_flight_next > 0) {
+    --settings_.in_flight_next;
+    const CUpti_ActivityKind incomplete = CUPTI_ACTIVITY_KIND_INVALID;
+    std::memcpy(written, &incomplete, sizeof(incomplete));
+    running_records_.emplace_back(written, kind);
+  }
   if (current_->is_full()) retire_current_locked();
 }
 
@@ -465,6 +528,11 @@ bool FakeCupti::install_buffer(Lock& lock, size_t record_size) {
   request(&data, &size, &max_records);
   lock.lock();
   ++settings_.counters.buffers_requested;
+  if (!data && settings_.version < kFirstVersionTakingNullBuffers) {
+    std::fprintf(stderr, "fake_cupti: a buffer request declined (NULL) under CUPTI API version %u, "
+                 "before %u: CUPTI can crash here\n", settings_.version, kFirstVersionTakingNullBuffers);
+    std::abort();
+  }
   if (!data) return false;
   Buffer buffer(data, size, max_records);
   if (!buffer.has_room_for(record_size)) {
@@ -478,6 +546,7 @@ bool FakeCupti::install_buffer(Lock& lock, size_t record_size) {
 
 void FakeCupti::retire_current_locked() {
   if (!current_) return;
+  running_records_.clear();  // handed over as they are
   queue_for_delivery_locked(*current_);
   current_.reset();
 }
@@ -583,15 +652,20 @@ void FakeCupti::finalize() {
   Lock lock(mutex_);
   current_.reset();
   wait_until_idle(lock);
+  running_records_.clear();
   settings_.enabled.reset();
+  settings_.graph_level_tracing = false;
+  settings_.stream_busy_until.clear();
   settings_.request = nullptr;
   settings_.complete = nullptr;
   settings_.timestamp = nullptr;
+  settings_.thread_id_type = CUPTI_ACTIVITY_THREAD_ID_TYPE_DEFAULT;
 }
 
 void FakeCupti::reset(bool keep_callbacks) {
   Lock lock(mutex_);
   current_.reset();
+  running_records_.clear();
   pending_.clear();
   wait_until_idle(lock);  // for a delivery in progress
   const Settings kept = settings_;
@@ -685,24 +759,56 @@ uint32_t simulate_runtime_call(CUpti_CallbackId cbid, const DeviceWork& device_w
 // and queued work after it still waits for it.
 DeviceSpan on_stream(const ApiCall& call, uint32_t device, uint32_t context, uint32_t stream,
                      const WorkTiming& work) {
-  static std::mutex mutex;
-  static std::map<std::pair<uint32_t, uint32_t>, uint64_t> stream_busy_until;
-  std::lock_guard<std::mutex> lock(mutex);
-  uint64_t& busy_until = stream_busy_until[{device, stream}];
-  const uint64_t start =
-      work.start_ns.value_or(std::max(call.end + kLaunchLatencyNs, busy_until));
-  busy_until = std::max(busy_until, start + work.duration_ns);
+  const uint64_t start = fake().queue_on_stream(device, stream, call.end + kLaunchLatencyNs,
+                                                work.start_ns, work.duration_ns);
   return DeviceSpan{device, context, stream, start, start + work.duration_ns};
 }
 
+// A kernel launch through the runtime (cudaLaunchKernel) or, `through_driver`, through the
+// driver alone (cuLaunchKernel, as Triton's kernels are launched): then only a DRIVER record
+// links the kernel to the host.
 uint32_t launch_kernel(const KernelLaunch& launch, uint32_t device, uint32_t context,
-                       uint32_t stream, const ApiTiming& api, const WorkTiming& work) {
+                       uint32_t stream, const ApiTiming& api, const WorkTiming& work,
+                       bool through_driver = false) {
   measure_kernel_launch(context, launch.name);
   const DeviceWork kernel = [&](const ApiCall& call, CallRecords& records) {
     const DeviceSpan span = on_stream(call, device, context, stream, work);
     records.add(kernel_record(kernel_kind(records.enabled()), launch, span, call.correlation_id));
   };
+  if (through_driver) {
+    return simulate_call(CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, api, kernel);
+  }
   return simulate_runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, kernel, api);
+}
+
+// cudaGraphLaunch of a graph of `nodes` kernel nodes, run one after another on `stream`. With
+// node-level tracing (CUPTI's default) each node is a kernel record with the launch's
+// correlation id and its graph and node ids; once graph-level tracing was selected, one
+// GRAPH_TRACE record (when that kind is enabled) spans them all and no kernel record is made.
+uint32_t launch_graph(uint32_t device, uint32_t context, uint32_t stream, uint32_t graph_id,
+                      uint32_t nodes, uint64_t node_duration_ns) {
+  const bool graph_level = fake().graph_level_tracing();
+  const DeviceWork graph = [&](const ApiCall& call, CallRecords& records) {
+    uint64_t first_start = 0;
+    uint64_t last_end = 0;
+    for (uint32_t node = 1; node <= nodes; ++node) {
+      const DeviceSpan span = on_stream(call, device, context, stream, {node_duration_ns, std::nullopt});
+      if (node == 1) first_start = span.start;
+      last_end = span.end;
+      if (graph_level) continue;
+      KernelLaunch launch;
+      const std::string name = "graph " + std::to_string(graph_id) + " node " + std::to_string(node);
+      launch.name = fake().intern(name.c_str());
+      launch.graph_id = graph_id;
+      launch.graph_node_id = node;
+      records.add(kernel_record(kernel_kind(records.enabled()), launch, span, call.correlation_id));
+    }
+    if (graph_level) {
+      records.add(graph_trace_record(graph_id, DeviceSpan{device, context, stream, first_start, last_end},
+                                     call.correlation_id));
+    }
+  };
+  return simulate_runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000, graph);
 }
 
 uint32_t copy_memory(uint64_t bytes, uint8_t copy_kind, uint32_t device, uint32_t context,
@@ -721,6 +827,49 @@ uint32_t set_memory(uint64_t bytes, uint32_t value, uint32_t device, uint32_t co
     records.add(memset_record(bytes, value, span, call.correlation_id));
   };
   return simulate_runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020, set, api);
+}
+
+// --- Another CUPTI client ----------------------------------------------------------------------
+
+// What torch.profiler's Kineto does to CUPTI in a CUDA session of its own: registers its buffer
+// callbacks and its timestamp callback (another clock), enables kinds, records a kernel launch,
+// flushes and disables them, and maybe finalizes CUPTI, which forgets every callback.
+constexpr size_t kOtherClientBufferBytes = 64 << 10;
+
+// Its buffers: a buffer CUPTI held for the client before (handed to this client's callback once
+// it registered) is not its to free, and is left alone, as libkineto does with a buffer it does
+// not know.
+std::mutex g_other_client_mutex;
+std::unordered_set<uint8_t*> g_other_client_buffers;
+
+void CUPTIAPI other_client_request(uint8_t** buffer, size_t* size, size_t* max_records) {
+  *buffer = static_cast<uint8_t*>(std::aligned_alloc(8, kOtherClientBufferBytes));
+  *size = *buffer ? kOtherClientBufferBytes : 0;
+  *max_records = 0;
+  std::lock_guard<std::mutex> lock(g_other_client_mutex);
+  if (*buffer) g_other_client_buffers.insert(*buffer);
+}
+
+void CUPTIAPI other_client_complete(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t) {
+  std::lock_guard<std::mutex> lock(g_other_client_mutex);
+  if (g_other_client_buffers.erase(buffer)) std::free(buffer);
+}
+
+uint64_t CUPTIAPI other_client_clock() { return realtime_ns(); }
+
+void other_client_session(FakeCupti& cupti, bool finalize) {
+  cupti.register_buffer_callbacks(other_client_request, other_client_complete);
+  cupti.set_timestamp_callback(other_client_clock);
+  for (const CUpti_ActivityKind kind : {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_RUNTIME}) {
+    cupti.enable(kind);
+  }
+  launch_kernel(KernelLaunch{cupti.intern("other client's kernel"), 1, 1, 32, 0, 0}, 0, 1, 7, {},
+                {1'000, std::nullopt});
+  cupti.flush_all();
+  for (const CUpti_ActivityKind kind : {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_RUNTIME}) {
+    cupti.disable(kind);
+  }
+  if (finalize) cupti.finalize();
 }
 
 // --- Entry point plumbing --------------------------------------------------------------------
@@ -821,7 +970,7 @@ CUptiResult next_record(uint8_t* buffer, size_t valid_size, CUpti_Activity** rec
   if (*record) {
     auto* const previous = reinterpret_cast<uint8_t*>(*record);
     if (previous < buffer || previous >= end) return CUPTI_ERROR_INVALID_PARAMETER;
-    const auto previous_size = record_size((*record)->kind);
+    const auto previous_size = record_size((*record)->kind, fake().version());
     if (!previous_size) return CUPTI_ERROR_INVALID_KIND;
     next = previous + *previous_size;
   }
@@ -829,7 +978,7 @@ CUptiResult next_record(uint8_t* buffer, size_t valid_size, CUpti_Activity** rec
   if (static_cast<size_t>(end - next) < sizeof(CUpti_Activity)) return CUPTI_ERROR_INVALID_KIND;
   CUpti_ActivityKind kind;
   std::memcpy(&kind, next, sizeof(kind));
-  const auto size = record_size(kind);
+  const auto size = record_size(kind, fake().version());
   if (!size || *size > static_cast<size_t>(end - next)) return CUPTI_ERROR_INVALID_KIND;
   *record = reinterpret_cast<CUpti_Activity*>(next);
   return CUPTI_SUCCESS;
@@ -839,7 +988,8 @@ CUptiResult struct_size(CUpti_ActivityKind kind, uint32_t version, size_t* size)
   if (!size) return CUPTI_ERROR_INVALID_PARAMETER;
   if (version != 0 && version < kFirstVersionWithStructSizes) return CUPTI_ERROR_NOT_SUPPORTED;
   if (!is_activity_kind(kind)) return CUPTI_ERROR_INVALID_KIND;
-  const auto bytes = record_size(kind);
+  // Version 0: the records this CUPTI writes (12.x-size ones while it reports a 12.x version).
+  const auto bytes = version == 0 ? record_size(kind, fake().version()) : record_size(kind);
   if (!bytes) return CUPTI_ERROR_NOT_SUPPORTED;  // a real kind, but not one the double writes
   *size = *bytes;
   return CUPTI_SUCCESS;
@@ -1095,6 +1245,16 @@ uint32_t fake_cupti_memset_at(uint64_t bytes, uint32_t value, uint32_t device,
   });
 }
 
+uint32_t fake_cupti_driver_launch_kernel(const char* name, uint32_t device, uint32_t context_id,
+                                         uint32_t stream, uint64_t gpu_duration_ns) {
+  using namespace fake_cupti;
+  return control_entry([&](FakeCupti& cupti) {
+    const KernelLaunch launch{cupti.intern(name), 128, 256, 32, 0, 0};
+    return launch_kernel(launch, device, context_id, stream, {}, {gpu_duration_ns, std::nullopt},
+                         /*through_driver=*/true);
+  });
+}
+
 uint32_t fake_cupti_driver_call(uint32_t cbid, uint64_t duration_ns) {
   return control_entry([&](FakeCupti&) {
     return fake_cupti::simulate_call(CUPTI_ACTIVITY_KIND_DRIVER, cbid, {duration_ns, std::nullopt});
@@ -1131,16 +1291,18 @@ uint32_t fake_cupti_malloc(uint64_t address, uint64_t bytes, uint32_t device, in
 }
 
 uint32_t fake_cupti_graph_launch(uint32_t device, uint32_t context_id, uint32_t stream,
-                                 uint32_t graph_id, uint64_t duration_ns) {
-  using namespace fake_cupti;
+                                 uint32_t graph_id, uint32_t nodes, uint64_t node_duration_ns) {
   return control_entry([&](FakeCupti&) {
-    const DeviceWork graph = [&](const ApiCall& call, CallRecords& records) {
-      const DeviceSpan span =
-          on_stream(call, device, context_id, stream, {duration_ns, std::nullopt});
-      records.add(graph_trace_record(graph_id, span, call.correlation_id));
-    };
-    return simulate_runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000, graph);
+    return fake_cupti::launch_graph(device, context_id, stream, graph_id, nodes, node_duration_ns);
   });
+}
+
+void fake_cupti_set_in_flight(uint32_t count) {
+  control_entry([&](FakeCupti& cupti) { cupti.set_in_flight_next(count); });
+}
+
+void fake_cupti_other_client_session(int finalize) {
+  control_entry([&](FakeCupti& cupti) { fake_cupti::other_client_session(cupti, finalize != 0); });
 }
 
 void fake_cupti_set_completion_hooks(void (*before)(void), void (*after)(void)) {
@@ -1197,6 +1359,14 @@ const char* runtime_callback_name(uint32_t cbid) {
   }
 }
 
+const char* driver_callback_name(uint32_t cbid) {
+  switch (cbid) {
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel: return "cuLaunchKernel";
+    case CUPTI_DRIVER_TRACE_CBID_cuCtxGetCurrent: return "cuCtxGetCurrent";
+    default: return nullptr;
+  }
+}
+
 }  // namespace
 
 extern "C" {
@@ -1223,9 +1393,11 @@ FAKE_CUPTI_API CUresult CUDAAPI cuCtxGetCurrent(CUcontext* context) {
   return CUDA_SUCCESS;
 }
 
+// The work queued so far has finished: its records are complete.
 FAKE_CUPTI_API CUresult CUDAAPI cuCtxSynchronize() {
   if (g_current_context.load() == 0) return CUDA_ERROR_INVALID_CONTEXT;
   g_context_synchronizations.fetch_add(1);
+  control_entry([](FakeCupti& cupti) { cupti.complete_in_flight(); });
   return CUDA_SUCCESS;
 }
 
@@ -1252,7 +1424,9 @@ CUptiResult CUPTIAPI cuptiGetDeviceId(CUcontext context, uint32_t* deviceId) {
 // Runtime callbacks the double simulates are named as CUPTI names them ("cudaLaunchKernel_v7000").
 CUptiResult CUPTIAPI cuptiGetCallbackName(CUpti_CallbackDomain domain, uint32_t cbid, const char** name) {
   if (!name) return CUPTI_ERROR_INVALID_PARAMETER;
-  const char* known = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? runtime_callback_name(cbid) : nullptr;
+  const char* known = domain == CUPTI_CB_DOMAIN_RUNTIME_API  ? runtime_callback_name(cbid)
+                      : domain == CUPTI_CB_DOMAIN_DRIVER_API ? driver_callback_name(cbid)
+                                                             : nullptr;
   if (!known) return CUPTI_ERROR_INVALID_PARAMETER;
   *name = known;
   return CUPTI_SUCCESS;

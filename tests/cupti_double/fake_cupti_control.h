@@ -8,7 +8,8 @@
  *
  * Timing of a simulated call: the API record starts at the double's clock (fake_cupti_now) and
  * lasts 2 us, or `duration_ns` where the function takes one for the call itself; device work
- * starts 1 us after the API record ends and after the previous work on its stream, and lasts
+ * starts 1 us after the API record ends and after the previous work on its stream (one timeline
+ * per device and stream, forgotten at a reset and when the timestamp clock changes), and lasts
  * `gpu_duration_ns` / `duration_ns`. The fake_cupti_<call>_at functions take explicit times
  * instead, for tests that construct a GPU timeline. */
 #ifndef PERFPROF_FAKE_CUPTI_CONTROL_H
@@ -30,7 +31,8 @@ extern "C" {
 /* Back to the state of a freshly loaded library: no enabled kinds, no buffer callbacks, no
  * queued or undelivered records (their buffers are forgotten, not completed), no injected
  * failures, dropped counts, devices, timestamp callback or pending drops, the default version
- * and thread-id type, empty external-id stacks on every thread and zeroed counters; for
+ * and thread-id type, empty external-id stacks on every thread, every stream idle (a fresh GPU
+ * timeline), node-level graph tracing, no records still running, and zeroed counters; for
  * per-kernel metrics, no chips, kernel values, host objects or range profilers, one pass for
  * any metrics and the profiler interface not initialised. Waits for a completion callback in
  * progress to return. Correlation ids keep counting. */
@@ -41,7 +43,11 @@ FAKE_CUPTI_API void fake_cupti_reset(void);
  * collector does, as CUPTI keeps them), run one after another in one process. */
 FAKE_CUPTI_API void fake_cupti_reset_keeping_callbacks(void);
 
-/* The version cuptiGetVersion reports (default CUPTI_API_VERSION of the headers built against). */
+/* The version cuptiGetVersion reports (default CUPTI_API_VERSION of the headers built against).
+ * Below 130000 (CUPTI 12.x: 22 is CUDA 12.4, 27 CUDA 12.9) records are written, read back and
+ * sized (cuptiActivityGetStructSize with version 0) as CUPTI 12.x writes them: Kernel9, Memcpy5,
+ * Memset4, Device5, Synchronization, Memory3, shorter prefixes of the current structs. Set it
+ * before records are written. */
 FAKE_CUPTI_API void fake_cupti_set_version(uint32_t version);
 
 /* From now on the CUPTI entry point named `function_name` (e.g. "cuptiActivityEnable") returns
@@ -100,6 +106,12 @@ FAKE_CUPTI_API uint32_t fake_cupti_memset_at(uint64_t bytes, uint32_t value, uin
                                              uint64_t api_start_ns, uint64_t api_duration_ns,
                                              uint64_t gpu_start_ns, uint64_t gpu_duration_ns);
 
+/* cuLaunchKernel, as Triton's kernels are launched: external ids, a DRIVER record (cbid
+ * cuLaunchKernel) and the kernel record, with no RUNTIME record. grid (128,1,1), block (256,1,1). */
+FAKE_CUPTI_API uint32_t fake_cupti_driver_launch_kernel(const char* name, uint32_t device,
+                                                        uint32_t context_id, uint32_t stream,
+                                                        uint64_t gpu_duration_ns);
+
 /* A driver API call with callback id `cbid` (CUpti_driver_api_trace_cbid): external ids and a
  * DRIVER record lasting duration_ns; no device record. */
 FAKE_CUPTI_API uint32_t fake_cupti_driver_call(uint32_t cbid, uint64_t duration_ns);
@@ -114,10 +126,32 @@ FAKE_CUPTI_API uint32_t fake_cupti_synchronize(uint32_t device, uint32_t context
 FAKE_CUPTI_API uint32_t fake_cupti_malloc(uint64_t address, uint64_t bytes, uint32_t device,
                                           int is_free);
 
-/* cudaGraphLaunch: external ids, RUNTIME and a GRAPH_TRACE record. */
+/* cudaGraphLaunch of a graph of `nodes` kernel nodes run one after another on `stream`, each
+ * lasting node_duration_ns: external ids, RUNTIME, then as CUPTI traces graphs. Node-level (the
+ * default): a kernel record per node, named "graph <graph_id> node <n>" (n from 1), with the
+ * launch's correlation id, graphId and graphNodeId n. Graph-level, selected for good once
+ * CUPTI_ACTIVITY_KIND_GRAPH_TRACE was enabled (until a reset or cuptiFinalize; disabling the
+ * kind does not undo it, as cupti_activity.h says): no kernel record, and one GRAPH_TRACE record
+ * spanning the nodes while that kind is enabled. */
 FAKE_CUPTI_API uint32_t fake_cupti_graph_launch(uint32_t device, uint32_t context_id,
                                                 uint32_t stream, uint32_t graph_id,
-                                                uint64_t duration_ns);
+                                                uint32_t nodes, uint64_t node_duration_ns);
+
+/* The next `count` kernel records are written still running: CUPTI's reader
+ * (cuptiActivityGetNextRecord) returns CUPTI_ERROR_INVALID_KIND at each, as at an incomplete
+ * record, until cuCtxSynchronize completes them. A forced flush before then hands their buffer
+ * over as it is. */
+FAKE_CUPTI_API void fake_cupti_set_in_flight(uint32_t count);
+
+/* Another CUPTI client's session, as torch.profiler's Kineto runs one: it registers its own
+ * buffer callbacks and a timestamp callback on CLOCK_REALTIME, enables kernel and runtime
+ * records, launches one kernel (its records go to its own buffers), flushes, disables those
+ * kinds, and with `finalize` calls cuptiFinalize (every callback forgotten). */
+FAKE_CUPTI_API void fake_cupti_other_client_session(int finalize);
+
+/* Buffer requests the client declines (NULL) abort the process when the version set is below 27
+ * (CUDA 12.9), where real CUPTI may crash on them; from 27 on the records are dropped and
+ * counted, as below. */
 
 /* The next `count` records are dropped as if no buffer space were available; they are counted
  * by cuptiActivityGetNumDroppedRecords(NULL, ...). */

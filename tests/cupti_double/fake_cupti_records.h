@@ -15,6 +15,26 @@
 
 namespace fake_cupti {
 
+// The first CUPTI API version that writes the current (13.x) record structs.
+constexpr uint32_t kFirstVersionWithCurrentRecords = 130000;
+
+// Size of the record struct CUPTI 12.x writes for a kind the double writes (CUPTI 12.4's
+// cupti_activity.h names them: Kernel9, Memcpy5, Memset4, Device5, Synchronization, Memory3;
+// the API, external correlation and graph trace records are the current ones). Each is a prefix
+// of the current struct for the fields both have (activity_decoder.cpp checks perfprof's).
+inline std::optional<size_t> record_size_12x(CUpti_ActivityKind kind) {
+  switch (kind) {
+    case CUPTI_ACTIVITY_KIND_KERNEL:
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: return sizeof(CUpti_ActivityKernel9);
+    case CUPTI_ACTIVITY_KIND_MEMCPY: return sizeof(CUpti_ActivityMemcpy5);
+    case CUPTI_ACTIVITY_KIND_MEMSET: return sizeof(CUpti_ActivityMemset4);
+    case CUPTI_ACTIVITY_KIND_DEVICE: return sizeof(CUpti_ActivityDevice5);
+    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: return sizeof(CUpti_ActivitySynchronization);
+    case CUPTI_ACTIVITY_KIND_MEMORY2: return sizeof(CUpti_ActivityMemory3);
+    default: return std::nullopt;
+  }
+}
+
 // Size of the (current) record struct of a kind the double writes; nullopt for other kinds.
 inline std::optional<size_t> record_size(CUpti_ActivityKind kind) {
   switch (kind) {
@@ -31,6 +51,13 @@ inline std::optional<size_t> record_size(CUpti_ActivityKind kind) {
     case CUPTI_ACTIVITY_KIND_GRAPH_TRACE: return sizeof(CUpti_ActivityGraphTrace2);
     default: return std::nullopt;
   }
+}
+
+// Size of the records of `kind` a CUPTI of API version `version` writes.
+inline std::optional<size_t> record_size(CUpti_ActivityKind kind, uint32_t version) {
+  const std::optional<size_t> current = record_size(kind);
+  if (!current || version >= kFirstVersionWithCurrentRecords) return current;
+  return record_size_12x(kind).value_or(*current);
 }
 
 // One record's bytes, ready to be copied into a client buffer.
@@ -78,6 +105,8 @@ struct KernelLaunch {
   uint16_t registers_per_thread = 0;
   int32_t static_shared = 0;
   uint32_t dynamic_shared = 0;
+  uint32_t graph_id = 0;        // a node of a CUDA graph: its graph's id
+  uint64_t graph_node_id = 0;   // and its node's
 };
 
 struct DeviceDescription {
@@ -140,6 +169,8 @@ inline CUpti_ActivityKernel13 kernel_record(CUpti_ActivityKind kind, const Kerne
   record.gridId = correlation_id;  // unique per launch, like the driver's grid ids
   record.name = launch.name;
   record.launchType = CUPTI_ACTIVITY_LAUNCH_TYPE_REGULAR;
+  record.graphId = launch.graph_id;
+  record.graphNodeId = launch.graph_node_id;
   return record;
 }
 

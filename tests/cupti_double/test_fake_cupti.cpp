@@ -467,7 +467,7 @@ TEST_F(FakeCupti, FlushAllDeliversEveryRecordAndIterationEndsAtTheLast) {
   const uint32_t sync = lib().fake_cupti_synchronize(0, 1, 3, 40'000);
   lib().fake_cupti_malloc(0x7f0000000000, 1 << 20, 0, 0);
   lib().fake_cupti_malloc(0x7f0000000000, 1 << 20, 0, 1);
-  const uint32_t graph = lib().fake_cupti_graph_launch(0, 1, 3, 9, 70'000);
+  const uint32_t graph = lib().fake_cupti_graph_launch(0, 1, 3, 9, 2, 35'000);  // graph-level: GRAPH_TRACE enabled
   EXPECT_TRUE(Client::get().records().empty()) << "nothing is delivered before a flush";
 
   const auto records = flush();
@@ -671,6 +671,40 @@ TEST_F(FakeCupti, RegisteredTimestampCallbackIsTheClock) {
   EXPECT_EQ(api.start, before + 100);
 }
 
+// Issue 33 point 10: streams stayed busy until a time of the clock before (a static "busy until"
+// never reset): after a switch from CLOCK_REALTIME to a smaller clock, kernels were stamped
+// decades ahead, near twice the Unix epoch once exported.
+TEST_F(FakeCupti, StreamsFollowTheClockAndAResetIdlesThem) {
+  enable({CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL});
+  launch("on CLOCK_REALTIME", 1'000'000'000);  // keeps stream 7 busy for a second of CLOCK_REALTIME
+  ASSERT_EQ(lib().cuptiActivityRegisterTimestampCallback(&counting_clock), CUPTI_SUCCESS);
+  const uint32_t after_switch = launch("on the new clock");
+  flush();  // a reset forgets what was not delivered
+  lib().fake_cupti_reset_keeping_callbacks();
+  enable({CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL});
+  launch("busy for a second", 1'000'000'000);
+  flush();
+  lib().fake_cupti_reset_keeping_callbacks();
+  enable({CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL});
+  const uint32_t after_reset = launch("after a reset");
+  const auto records = flush();
+  for (const uint32_t correlation : {after_switch, after_reset}) {
+    CUpti_ActivityAPI api{};
+    CUpti_ActivityKernel13 kernel{};
+    for (const DeliveredRecord& record : records) {
+      if (record.kind() == CUPTI_ACTIVITY_KIND_RUNTIME && record.as<CUpti_ActivityAPI>().correlationId == correlation) {
+        api = record.as<CUpti_ActivityAPI>();
+      }
+      if (record.kind() == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL &&
+          record.as<CUpti_ActivityKernel13>().correlationId == correlation) {
+        kernel = record.as<CUpti_ActivityKernel13>();
+      }
+    }
+    ASSERT_NE(api.correlationId, 0u);
+    EXPECT_EQ(kernel.start, api.end + 1'000) << "1 us after its launch, on an idle stream";
+  }
+}
+
 TEST_F(FakeCupti, ThreadIdsFollowTheThreadIdType) {
   enable({CUPTI_ACTIVITY_KIND_RUNTIME});
   CUpti_ActivityThreadIdType type = CUPTI_ACTIVITY_THREAD_ID_TYPE_SIZE;
@@ -726,6 +760,25 @@ TEST_F(FakeCupti, VersionAndStructSizes) {
   EXPECT_EQ(size, sizeof(CUpti_ActivityMemory4));
   EXPECT_EQ(lib().cuptiActivityGetStructSize(CUPTI_ACTIVITY_KIND_RUNTIME, 120800, &size),
             CUPTI_ERROR_NOT_SUPPORTED);
+}
+
+// Issue 33 point 7: the double wrote 13.x-size records whatever version it reported.
+TEST_F(FakeCupti, A12xVersionWrites12xSizeRecords) {
+  lib().fake_cupti_set_version(22);  // CUDA 12.4
+  enable({CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY});
+  const uint32_t kernel = launch();
+  lib().fake_cupti_memcpy(4096, CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, 0, 1, 7, 1'000);
+  const auto records = flush();
+  ASSERT_EQ(records.size(), 4u);
+  const DeliveredRecord kernel_record = of_kind(records, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL).at(0);
+  EXPECT_EQ(kernel_record.bytes.size(), sizeof(CUpti_ActivityKernel9));
+  EXPECT_LT(sizeof(CUpti_ActivityKernel9), sizeof(CUpti_ActivityKernel13));
+  EXPECT_EQ(kernel_record.as<CUpti_ActivityKernel9>().correlationId, kernel);
+  EXPECT_EQ(kernel_record.as<CUpti_ActivityKernel9>().gridX, 128);
+  const DeliveredRecord copy = of_kind(records, CUPTI_ACTIVITY_KIND_MEMCPY).at(0);
+  EXPECT_EQ(copy.bytes.size(), sizeof(CUpti_ActivityMemcpy5));
+  EXPECT_EQ(copy.as<CUpti_ActivityMemcpy5>().bytes, 4096u);
+  EXPECT_EQ(of_kind(records, CUPTI_ACTIVITY_KIND_RUNTIME).at(0).bytes.size(), sizeof(CUpti_ActivityAPI));
 }
 
 TEST_F(FakeCupti, FinalizeDisablesEverythingAndForgetsCallbacks) {

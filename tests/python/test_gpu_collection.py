@@ -15,7 +15,7 @@ with perfprof.profile(activities=[perfprof.ProfilerActivity.CPU, perfprof.Profil
         correlations.append(fake.fake_cupti_memset(4096, 0, 0, 1, 7, 5_000))
         fake.fake_cupti_synchronize(0, 1, 7, 30_000)
         fake.fake_cupti_malloc(0x7000, 1 << 20, 0, 0)
-        fake.fake_cupti_graph_launch(0, 1, 7, 3, 40_000)
+        correlations.append(fake.fake_cupti_graph_launch(0, 1, 7, 3, 2, 20_000))
 path = os.path.join(os.environ["TMP"], "trace.json")
 prof.export_chrome_trace(path)
 print(json.dumps(dict(trace=load_trace(path), tid=threading.get_native_id(), correlations=correlations)))
@@ -73,7 +73,8 @@ def test_kernels_copies_and_runtime_calls_are_linked(tmp_path):
     result = run(PROFILE_KERNELS.format(level="Level0"), tmp_path)
     trace, tid = result["trace"], result["tid"]
     kernels = events(trace, cat="kernel")
-    assert sorted(k["name"] for k in kernels) == ["gemm_kernel", "gemm_kernel", "relu_kernel"]
+    assert sorted(k["name"] for k in kernels) == [
+        "gemm_kernel", "gemm_kernel", "graph 3 node 1", "graph 3 node 2", "relu_kernel"]
     assert {(k["pid"], k["tid"]) for k in kernels} == {(0, 7), (0, 9)}
     (copy,) = events(trace, cat="gpu_memcpy")
     assert copy["name"] == "Memcpy HtoD" and copy["args"]["bytes"] == 1 << 20
@@ -127,14 +128,69 @@ print(json.dumps(load_trace(path)))
     assert second["args"]["External id"] == inner["args"]["External id"] != outer["args"]["External id"]
 
 
-def test_level1_adds_driver_synchronization_memory_and_graphs(tmp_path):
+def test_level1_adds_synchronization_and_memory(tmp_path):
+    # Issue 33: Level1 enabled CUPTI_ACTIVITY_KIND_GRAPH_TRACE and the graph launch was one
+    # "cuda_graph" slice; that kind hides the graph's kernels for good, so it is never enabled
+    # and the graph's nodes are kernels (test_cuda_graph_nodes_are_kernels_... below).
     trace = run(PROFILE_KERNELS.format(level="Level1"), tmp_path)["trace"]
     (sync,) = events(trace, cat="cuda_sync")
     assert sync["tid"] != 7, "synchronisation waits get their own track"
     (alloc,) = events(trace, cat="gpu_memory")
     assert alloc["name"] == "Memory Allocation" and alloc["args"]["bytes"] == 1 << 20
-    (graph,) = events(trace, cat="cuda_graph")
-    assert graph["args"]["graph id"] == 3
+    assert not events(trace, cat="cuda_graph")
+
+
+def test_cuda_graph_nodes_are_kernels_linked_to_their_launch_at_every_level(tmp_path):
+    result = run("""
+import sqlite3
+import perfprof
+out = {}
+for level in ["Level2", "Level1", "Level0"]:  # Level0 last: a graph-level selection would outlive Level1
+    config = perfprof.ExperimentalConfig(profiler_level=getattr(perfprof.ProfilerLevel, level))
+    with perfprof.profile(activities=[perfprof.ProfilerActivity.CPU, perfprof.ProfilerActivity.CUDA],
+                          experimental_config=config) as prof:
+        launch = fake.fake_cupti_graph_launch(0, 1, 7, 5, 3, 10_000)
+    path = os.path.join(os.environ["TMP"], level + ".json")
+    prof.export_chrome_trace(path)
+    database = os.path.join(os.environ["TMP"], level + ".sqlite")
+    prof.trace.export_database(database, [])
+    with sqlite3.connect(database) as db:
+        rows = db.execute("SELECT k.correlationId, k.graphId, r.correlationId FROM CUPTI_ACTIVITY_KIND_KERNEL k "
+                          "JOIN CUPTI_ACTIVITY_KIND_RUNTIME r ON r.correlationId = k.correlationId").fetchall()
+    out[level] = dict(launch=launch, trace=load_trace(path), rows=rows)
+print(json.dumps(out))
+""", tmp_path)
+    for level in ("Level2", "Level1", "Level0"):
+        session = result[level]
+        trace, launch = session["trace"], session["launch"]
+        kernels = events(trace, cat="kernel")
+        assert sorted(k["name"] for k in kernels) == ["graph 5 node 1", "graph 5 node 2", "graph 5 node 3"], level
+        assert all(k["args"]["correlation"] == launch and k["args"]["graph id"] == 5 for k in kernels), level
+        (graph_launch,) = events(trace, cat="cuda_runtime", name="cudaGraphLaunch")
+        assert graph_launch["args"]["correlation"] == launch
+        assert session["rows"] == [[launch, 5, launch]] * 3, level
+
+
+def test_a_kernel_launched_through_the_driver_has_its_launch_at_level0(tmp_path):
+    # Triton's kernels (torch.compile) are launched with cuLaunchKernel: no runtime record. Level0
+    # did not enable the driver kind, so they had no launch row and no link to their operator.
+    trace = run("""
+import perfprof
+with perfprof.profile(activities=[perfprof.ProfilerActivity.CPU, perfprof.ProfilerActivity.CUDA]) as prof:
+    with perfprof.record_function("aten::add"):
+        fake.fake_cupti_driver_launch_kernel(b"triton_poi_fused_add_0", 0, 1, 7, 5_000)
+    fake.fake_cupti_driver_call(304, 1_000)  # cuCtxGetCurrent: not a launch, Level1 and up only
+path = os.path.join(os.environ["TMP"], "trace.json")
+prof.export_chrome_trace(path)
+print(json.dumps(load_trace(path)))
+""", tmp_path)
+    (kernel,) = events(trace, cat="kernel")
+    (launch,) = events(trace, cat="cuda_driver")
+    assert launch["name"] == "cuLaunchKernel" and launch["args"]["correlation"] == kernel["args"]["correlation"]
+    (operator,) = events(trace, name="aten::add")
+    assert kernel["args"]["External id"] == launch["args"]["External id"] == operator["args"]["External id"]
+    (flow_out,) = events(trace, ph="s", cat="ac2g")
+    assert flow_out["id"] == kernel["args"]["correlation"]
 
 
 def test_level_none_collects_no_gpu_activity(tmp_path):
@@ -224,6 +280,86 @@ print(json.dumps(dict(kernels=[a["name"] for a in prof.trace.gpu_activities()], 
     assert result["devices"] == []
     assert ("refused some activity kinds, which are not collected: device (CUPTI_ERROR_NOT_SUPPORTED"
             in result["_stderr"])
+
+
+def test_gpu_records_with_timestamps_outside_the_window_are_dropped_counted_and_said(tmp_path):
+    result = run("""
+import perfprof
+with perfprof.profile(activities=[perfprof.ProfilerActivity.CUDA]) as prof:
+    kernel("timed")
+    now = fake.fake_cupti_now()
+    fake.fake_cupti_launch_kernel_at(b"not timed", 0, 1, 7, now, 2_000, 0, 0)  # CUPTI had no device memory
+    fake.fake_cupti_launch_kernel_at(b"another clock", 0, 1, 7, 1 << 61, 2_000, (1 << 61) + 3_000, 5_000)
+print(json.dumps(dict(stats=prof.trace.stats, kernels=[a["name"] for a in prof.trace.gpu_activities()])))
+""", tmp_path)
+    assert result["kernels"] == ["timed"]
+    assert result["stats"]["gpu_records_outside_window"] == 3  # both of another clock, the kernel not timed
+    assert "perfprof: 3 GPU activity records had timestamps that cannot be of work in the profiled window" in \
+        result["_stderr"]
+
+
+def test_gpu_work_still_running_at_stop_is_waited_for_or_said(tmp_path):
+    result = run("""
+import perfprof
+kernels = {}
+for context in (0, 1):  # no CUDA context current on the stopping thread, then one
+    fake.fake_cupti_set_current_context(context, 0)
+    with perfprof.profile(activities=[perfprof.ProfilerActivity.CUDA]) as prof:
+        kernel("done")
+        fake.fake_cupti_set_in_flight(1)
+        kernel("running")
+        kernel("queued after it")
+    kernels[context] = sorted(a["name"] for a in prof.trace.gpu_activities())
+print(json.dumps(kernels))
+""", tmp_path)
+    assert result["0"] == ["done"] and result["1"] == ["done", "queued after it", "running"]
+    assert result["_stderr"].count("perfprof: 1 CUPTI buffers held GPU work still running when the profiler "
+                                   "stopped") == 1
+
+
+def test_torch_profiler_then_perfprof_then_torch_profiler_again(tmp_path):
+    # Another CUPTI client (Kineto, in a torch.profiler CUDA session) registers its own buffer
+    # and timestamp callbacks and may finalize CUPTI: perfprof's next sessions got no GPU records.
+    result = run("""
+import perfprof
+sessions = []
+for finalize in (0, 1):
+    fake.fake_cupti_other_client_session(finalize)
+    with perfprof.profile(activities=[perfprof.ProfilerActivity.CPU, perfprof.ProfilerActivity.CUDA]) as prof:
+        with perfprof.record_function("step"):
+            kernel("k")
+    path = os.path.join(os.environ["TMP"], f"trace{finalize}.json")
+    prof.export_chrome_trace(path)
+    sessions.append(load_trace(path))
+print(json.dumps(dict(sessions=sessions)))
+""", tmp_path)
+    for trace in result["sessions"]:
+        (step,) = events(trace, name="step")
+        (kernel,) = events(trace, cat="kernel")
+        # Launched inside the step, it starts within a millisecond of it on perfprof's clock (on
+        # the other client's, CLOCK_REALTIME, it would be decades away).
+        assert step["ts"] <= kernel["ts"] <= step["ts"] + step["dur"] + 1000
+    assert "GPU activity is not collected" not in result["_stderr"]
+
+
+def test_torch_profiler_taking_cupti_over_during_a_cycle_is_said(tmp_path):
+    # A torch.profiler CUDA session started inside perfprof's registers its own CUPTI callbacks,
+    # and is handed the buffers with perfprof's records: never silence.
+    result = run("""
+import perfprof
+kernels = []
+for takeover in (True, False):
+    with perfprof.profile(activities=[perfprof.ProfilerActivity.CPU, perfprof.ProfilerActivity.CUDA]) as prof:
+        kernel("k")
+        if takeover:
+            fake.fake_cupti_other_client_session(0)
+    kernels.append([a["name"] for a in prof.trace.gpu_activities()])
+print(json.dumps(dict(kernels=kernels)))
+""", tmp_path)
+    assert result["kernels"] == [[], ["k"]]
+    assert result["_stderr"].count("perfprof: another CUPTI client (torch.profiler collecting CUDA, Nsight?) took "
+                                   "CUPTI over during this cycle and was handed 1 of perfprof's GPU activity "
+                                   "buffers") == 1
 
 
 def test_warmup_gpu_activity_is_discarded(tmp_path):

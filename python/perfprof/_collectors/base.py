@@ -61,6 +61,10 @@ class Collector(abc.ABC):
     def window_begin(self) -> None:
         """The kept window begins: drop what was collected during warm-up, if anything."""
 
+    def finish_work(self) -> None:
+        """The profiler stops: let work still running that this collector records finish (before
+        the window's end is taken), so that it is recorded whole."""
+
     def pause(self, paused: bool) -> None:
         """toggle_collection_dynamic: stop (True) or go on (False) recording what begins from
         now on, beyond closing ``pausable_channels`` (which the session does); what began before

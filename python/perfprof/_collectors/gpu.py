@@ -40,7 +40,7 @@ class GpuActivity(Collector):
     def start(self) -> None:
         config = self.options.experimental_config
         left_out = [kind for activity_type, kind in _KINDS_OF_TYPES.items() if not self.options.collects(activity_type)]
-        error, skipped = _core.gpu_start(_GPU_LEVELS[config.profiler_level], left_out)
+        error, skipped, notes = _core.gpu_start(_GPU_LEVELS[config.profiler_level], left_out)
         if error:
             warn_once(f"gpu-start-{error}", f"perfprof: GPU activity is not collected: {error}")
             return
@@ -49,6 +49,8 @@ class GpuActivity(Collector):
         if skipped:
             warn_once(f"gpu-skipped-{skipped}", "perfprof: this CUPTI or GPU refused some activity kinds, "
                       f"which are not collected: {', '.join(skipped)}")
+        for note in notes:
+            warn_once(f"gpu-note-{note}", f"perfprof: {note}")
         _core.gpu_metrics_configure(config.gpu_metrics.value, config.l2_cache)
 
     def window_begin(self) -> None:
@@ -60,6 +62,13 @@ class GpuActivity(Collector):
             error = _core.gpu_metrics_begin()
             if error:
                 warn_once(f"gpu-metrics-{error}", f"perfprof: per-kernel GPU metrics are not measured: {error}")
+
+    def finish_work(self) -> None:
+        # CUPTI's flush at stop synchronizes nothing: kernels still running would be handed over
+        # incomplete (and lost with every record after them in their buffer), or start after the
+        # window's end. torch.profiler synchronizes the device before it stops, too.
+        if self._collecting:
+            _core.gpu_synchronize()
 
     def pause(self, paused: bool) -> None:
         if not self._collecting:
@@ -75,10 +84,19 @@ class GpuActivity(Collector):
         collection.gpu_records = True
         if self._measures_kernels:
             self._end_kernel_metrics()
-        flush_error = _core.gpu_stop()  # flushes what CUPTI still holds
+        flush_error, incomplete_buffers, buffers_taken = _core.gpu_stop()  # flushes what CUPTI still holds
         if flush_error:
             logger.warning("perfprof: CUPTI could not hand over its GPU activity buffers (%s); GPU activity "
                            "recorded after the last buffer it completed is missing from this cycle", flush_error)
+        if incomplete_buffers:
+            logger.warning("perfprof: %d CUPTI buffers held GPU work still running when the profiler stopped "
+                           "(no CUDA context was current on the thread that stopped it, so it could not wait): "
+                           "in each, the first unfinished record and every record after it are missing",
+                           incomplete_buffers)
+        if buffers_taken:
+            logger.warning("perfprof: another CUPTI client (torch.profiler collecting CUDA, Nsight?) took CUPTI over "
+                           "during this cycle and was handed %d of perfprof's GPU activity buffers: the GPU activity "
+                           "in them is missing; perfprof takes CUPTI back at its next start", buffers_taken)
 
     @staticmethod
     def _end_kernel_metrics() -> None:
