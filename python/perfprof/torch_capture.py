@@ -346,9 +346,10 @@ def _claim_kineto(after_torch_profiler: bool = False) -> bool:
     import torch
 
     if torch.version.cuda is not None and not _core.gpu_collecting():
-        # On CUDA builds torch's state subscribes to CUPTI for the rest of the process, which
-        # would shut perfprof's own GPU collection out of later sessions. While perfprof
-        # collects GPU activity it holds CUPTI itself and torch's state stays CPU-only.
+        # On CUDA builds torch's state sets CUPTI up for Kineto (its own buffer callbacks), which
+        # would leave perfprof's GPU collection without records until its next start registers
+        # perfprof's callbacks again (csrc/cupti/activity_collector.cpp). While perfprof collects
+        # GPU activity its callbacks are the ones CUPTI has, and torch's state stays CPU-only.
         warn_once("kineto-cupti", "perfprof: on CUDA builds of torch, input types and argument values are "
                   "recorded only when CUDA activity is collected too; shapes are recorded without them")
         return False
