@@ -135,7 +135,9 @@ mstx: MstxModule
 class Schedule(metaclass=_pybind11_type):
     """torch.profiler's schedule: the ProfilerAction (0 NONE .. 3 RECORD_AND_SAVE) of each step."""
 
-    def __init__(self, wait: int, active: int, warmup: int, repeat: int, skip_first: int, skip_first_wait: int) -> None: ...
+    def __init__(
+        self, wait: int, active: int, warmup: int, repeat: int, skip_first: int, skip_first_wait: int
+    ) -> None: ...
     def action_at(self, step: int) -> int:
         """The ProfilerAction value of `step`."""
 
@@ -359,7 +361,11 @@ class CaptureStream(metaclass=_pybind11_type):
         """Host events the file lacks because it could not take them (the trace has them)."""
 
 def collect(
-    window_begin_ns: int, window_end_ns: int, with_gpu: bool = False, flops: bool = False, stream: CaptureStream | None = None
+    window_begin_ns: int,
+    window_end_ns: int,
+    with_gpu: bool = False,
+    flops: bool = False,
+    stream: CaptureStream | None = None,
 ) -> Trace:
     """Move everything recorded so far (and GPU activity) into a Trace; with a stream, end its file."""
 
@@ -403,7 +409,8 @@ def gpu_stop() -> tuple[str, int, int]:
 
 def telemetry_start(interval_ns: int, host: Sequence[str], gpu: bool, pcie: bool, nvlink: bool,
                     nvml_library: str) -> list[str]:
-    """Start sampling host groups ("cpu", "mem", "disk", "network") and NVML; returns a message per source that could not be opened."""
+    """Start sampling host groups ("cpu", "mem", "disk", "network") and NVML; returns a message per
+    source that could not be opened."""
 
 @type_check_only
 class NvmlStatus(TypedDict):

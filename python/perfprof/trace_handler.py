@@ -181,7 +181,8 @@ def tensorboard_trace_handler(
         if not isinstance(value, bool):
             raise TypeError(f"tensorboard_trace_handler: '{field}' must be a bool, got {type(value).__name__}")
     if auto_plot is not None and not isinstance(auto_plot, bool):
-        raise TypeError(f"tensorboard_trace_handler: 'auto_plot' must be a bool or None, got {type(auto_plot).__name__}")
+        raise TypeError("tensorboard_trace_handler: 'auto_plot' must be a bool or None, "
+                        f"got {type(auto_plot).__name__}")
     if plot is not None and not isinstance(plot, (Mapping, str, os.PathLike)):
         raise TypeError("tensorboard_trace_handler: 'plot' must be a mapping or the path of a plot-config file, "
                         f"got {type(plot).__name__}")

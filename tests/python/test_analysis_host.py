@@ -284,8 +284,8 @@ def test_operator_details_are_the_csv_rows(tmp_path):
             for row in csv.DictReader(file)}
     with analysis.open_run(str(run_dir)) as run:
         rows = analysis.operator_details(run, top=-1).to_dicts()
-    assert {(row["name"], row["input_shapes"]): [row["count"], row["host_self_ns"], row["host_total_ns"],
-                                                 row["device_self_ns"], row["device_total_ns"]] for row in rows} == expected
+    columns = ("count", "host_self_ns", "host_total_ns", "device_self_ns", "device_total_ns")
+    assert {(row["name"], row["input_shapes"]): [row[column] for column in columns] for row in rows} == expected
     # One row per shape: torch.mm on [8, 4] x [4, 2] once and on [8, 4] x [4, 3] twice.
     assert {row["input_shapes"]: row["count"] for row in rows if row["name"] == "aten::mm"} == \
         {"[[8, 4], [4, 2]]": 1, "[[8, 4], [4, 3]]": 2}

@@ -95,8 +95,8 @@ def test_operators_stay_operators_and_torch_is_given_back_its_record_function(tm
 # -- events(): torch 2.13's FunctionEvent fields ---------------------------------------------------
 
 # Fields whose values are the same under both profilers, event for event.
-SAME_FIELDS = ("structured_input_shapes", "structured_input_strides", "input_dtypes", "concrete_inputs", "kwinputs", "activity_type",
-               "is_python_function", "flow_type", "flow_start", "device_index", "is_user_annotation")
+SAME_FIELDS = ("structured_input_shapes", "structured_input_strides", "input_dtypes", "concrete_inputs", "kwinputs",
+               "activity_type", "is_python_function", "flow_type", "flow_start", "device_index", "is_user_annotation")
 
 
 def training_step() -> None:
@@ -220,8 +220,9 @@ def fast_launch() -> None:
 
 def test_keyword_inputs_are_in_the_trace_as_torch_writes_them(tmp_path):
     theirs, ours = both(fast_launch, record_shapes=True)
-    (their_launch,) = [e for e in trace_events(theirs, tmp_path / "t.json") if e.get("name") == "triton_poi_fused_add_0"]
-    (our_launch,) = [e for e in trace_events(ours, tmp_path / "o.json") if e.get("name") == "triton_poi_fused_add_0"]
+    launch = "triton_poi_fused_add_0"
+    (their_launch,) = [e for e in trace_events(theirs, tmp_path / "t.json") if e.get("name") == launch]
+    (our_launch,) = [e for e in trace_events(ours, tmp_path / "o.json") if e.get("name") == launch]
     assert {key: their_launch["args"][key] for key in KEYWORDS} == KEYWORDS
     assert {key: our_launch["args"].get(key) for key in KEYWORDS} == KEYWORDS
     assert our_launch["cat"] == their_launch["cat"] == "user_annotation"  # the "scope" keyword

@@ -194,8 +194,9 @@ def run(module: Optional[str], output: str, config_file: Optional[str], steps_on
 
     Steps are counted on optimizer steps (or dp.step() calls with --steps-on explicit); each
     recorded step is a ProfilerStep#N range. The script's start-up, up to its first forward pass
-    (or --warmup-steps boundaries), and its tail after the last step are no steps. The run directories are printed at the end. Exits
-    with the target's exit code, or 1 when it is 0 and a --plot-required auto-plot failed.
+    (or --warmup-steps boundaries), and its tail after the last step are no steps. The run
+    directories are printed at the end. Exits with the target's exit code, or 1 when it is 0 and a
+    --plot-required auto-plot failed.
     """
     from .._run import RunProfile, RunTarget, run as run_target
 
