@@ -101,6 +101,8 @@ def main() -> None:
         print(f"  memory by category over time: {os.path.join(run_dir, MEMORY_PLOT)}")
         print(f"  plots: {os.path.join(run_dir, 'plots')}")
         print(f"  what the time went to: perfprof summary {run_dir}")
+        print(f"  the same in a browser: perfprof ui {run_dir}")
+        print(f"  ... or in one HTML file: perfprof report {run_dir} -o report.html")
 
 
 if __name__ == "__main__":
