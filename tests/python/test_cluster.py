@@ -20,6 +20,7 @@ import pytest
 from child_process import child_env
 from database_checks import query
 from time_sets import inside, intersection, union
+from trace_checks import WINDOW_MARKER_PIDS
 
 pytest.importorskip("duckdb")
 
@@ -316,8 +317,9 @@ def test_the_merged_trace_holds_every_rank_as_its_own_process(job, tmp_path):
     events = merged["traceEvents"]
     names = {e["pid"]: e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "process_name"}
     assert names == {rank * 1000: f"rank {rank}" for rank in range(RANKS)}
-    # Every event of every rank's traces, once, in its rank's process (process metadata aside),
-    # its time moved onto the merged trace's base (each process's base differs by a few ns).
+    # Every event of every rank's traces, once, in its rank's process (process metadata and
+    # Kineto's window markers aside), its time moved onto the merged trace's base (each
+    # process's base differs by a few ns).
     expected, found = [], []
     for database in job.glob("*_perfprof/PERFPROF_OUTPUT/perfprof_*.db"):
         if not query(str(database), "SELECT id FROM STEP_TIME"):
@@ -326,7 +328,8 @@ def test_the_merged_trace_holds_every_rank_as_its_own_process(job, tmp_path):
         trace = _trace(database.parent.parent)
         shift = (trace["baseTimeNanoseconds"] - merged["baseTimeNanoseconds"]) / 1000
         expected += [(rank, e["ph"], e["name"], e["ts"] + shift if shift else e["ts"], e.get("tid"))
-                     for e in trace["traceEvents"] if not e["name"].startswith("process_")]
+                     for e in trace["traceEvents"]
+                     if not e["name"].startswith("process_") and e.get("pid") not in WINDOW_MARKER_PIDS]
     found = [(e["pid"] // 1000, e["ph"], e["name"], e.get("ts"), e.get("tid")) for e in events
              if not e["name"].startswith("process_")]
     assert sorted(found, key=repr) == sorted(expected, key=repr)

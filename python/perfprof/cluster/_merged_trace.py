@@ -33,6 +33,10 @@ PROCESSES_PER_RANK = 1000
 IDS_PER_RANK = 10 ** 12
 _PAIRED = frozenset("stfbne")  # phases whose events pair by id
 _PROCESS_METADATA = frozenset(("process_name", "process_labels", "process_sort_index"))
+# The tracks of Kineto's window markers ("PyTorch Profiler (0)" on "Spans", "Iteration Start:
+# PyTorch Profiler", "Record Window End"), which end every rank's trace: each marks its own file's
+# window, not work of the job, and the merged trace (one window over every rank) leaves them out.
+_WINDOW_MARKER_PIDS = frozenset(("Spans", "Traces", ""))
 
 
 @dataclass(frozen=True)
@@ -168,7 +172,8 @@ class _RankProcesses:
 def _rank_events(events: List[Dict[str, Any]], rank: int, processes: _RankProcesses,
                  shift_us: float) -> Iterator[Dict[str, Any]]:
     """The events of one trace of `rank` as the merged trace has them (the process metadata
-    left out: the merged trace names its processes itself)."""
+    left out: the merged trace names its processes itself; and the window markers)."""
+    events = [event for event in events if event.get("pid") not in _WINDOW_MARKER_PIDS]
     processes.learn(events)
     for event in events:
         if event.get("ph") == "M" and event.get("name") in _PROCESS_METADATA:
