@@ -11,6 +11,7 @@ WITH window_ns(b, e) AS (
 options(key, type, value) AS (
     SELECT key, type, value FROM json_each((SELECT value FROM META_DATA WHERE name = 'config'))
     WHERE key <> 'experimental_config'
+      AND NOT (type = 'object' AND value = '{}')  -- an option given nothing (activity_filters): no row
     UNION ALL
     SELECT key, type, value FROM json_each((SELECT value FROM META_DATA WHERE name = 'config'), '$.experimental_config')
     WHERE key IN ('profiler_level', 'mstx', 'gc_detect_threshold', 'export_type')
