@@ -128,38 +128,34 @@ def create_app(roots: Sequence[str], page_size: int = PAGE_SIZE) -> Any:
             abort(404)
         return send_file(assets[name], max_age=3600)
 
+    def panels_page(entry: Any, build: Callable[[str], Any], heading: str, intro: str) -> Any:
+        """The page of a cluster output or a sweep (`entry`, None: not in the list), its panels
+        built from its path; a folder gone or a file that cannot be read is one line."""
+        if entry is None:
+            abort(404)
+        try:
+            panels = build(entry.path)
+        except (OSError, ValueError) as error:  # a file gone, a database of another version, a bad record
+            return _problem(f"{entry.label}: {error}", 500)
+        return templates.get_template("page.html").render(
+            heading=f"{heading}: {entry.label}", panel_list=panels, query=_query, **_links(), intro=intro)
+
     @app.get("/cluster/<cluster_id>")
     def cluster(cluster_id: str) -> Any:
         from ._cluster import cluster_panels
 
-        entry = runs.cluster(cluster_id)
-        if entry is None:
-            abort(404)
-        try:
-            panels = cluster_panels(entry.path)
-        except (OSError, ValueError) as error:  # a folder gone, a database of another version
-            return _problem(f"{entry.label}: {error}", 500)
-        return templates.get_template("page.html").render(
-            heading=f"Distributed: {entry.label}", panel_list=panels, query=_query, **_links(),
-            intro="What perfprof cluster found (docs/cluster.md): its verdict on slow ranks with the evidence, "
-                  "and each rank's steps broken down.")
+        return panels_page(runs.cluster(cluster_id), cluster_panels, "Distributed",
+                           "What perfprof cluster found (docs/cluster.md): its verdict on slow ranks with the "
+                           "evidence, and each rank's steps broken down.")
 
     @app.get("/sweep/<sweep_id>")
     def sweep(sweep_id: str) -> Any:
         from ._sweeps import sweep_panels
 
-        entry = runs.sweep(sweep_id)
-        if entry is None:
-            abort(404)
-        try:
-            panels = sweep_panels(entry.path)
-        except (OSError, ValueError) as error:  # a file gone, a line that is no record
-            return _problem(f"{entry.label}: {error}", 500)
-        return templates.get_template("page.html").render(
-            heading=f"Sweep: {entry.label}", panel_list=panels, query=_query, **_links(),
-            intro="What perfprof aggregate makes of these results (docs/experiments.md), each configuration's "
-                  "oldest sweep as the baseline: speedups over time and at the latest sweep, every metric, every "
-                  "speedup.")
+        return panels_page(runs.sweep(sweep_id), sweep_panels, "Sweep",
+                           "What perfprof aggregate makes of these results (docs/experiments.md), each "
+                           "configuration's oldest sweep as the baseline: speedups over time and at the latest "
+                           "sweep, every metric, every speedup.")
 
     @app.get("/diff")
     def diff() -> Any:
